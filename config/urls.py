@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from rest_framework.authtoken.views import obtain_auth_token
+
+from estimator import api as estimator_api
+from survey import api_public
+from survey import views as survey_views
+
+api_patterns = [
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("public/surveys/<str:slug>/responses/", api_public.submit_response, name="api-submit"),
+    path(
+        "surveys/<int:survey_id>/estimates/",
+        estimator_api.survey_estimates,
+        name="api-estimates",
+    ),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("", survey_views.home, name="home"),
+    path("healthz", survey_views.healthz, name="healthz"),
+    path("", include("survey.urls")),
+    path("", include("estimator.urls")),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/", include(api_patterns)),
+]

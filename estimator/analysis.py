@@ -1,0 +1,102 @@
+"""The one seam between the database and the maths: tallies in, estimates out.
+
+Estimation reads the few tally rows of a survey (one aggregate query); it never loads
+individual answers, so its cost does not grow with the number of respondents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from estimator.randomized_response import (
+    DEFAULT_LEVEL,
+    DEFAULT_METHOD,
+    BinaryEstimate,
+    check_level,
+    check_method,
+    total_epsilon,
+)
+from survey.models import Question, Survey, Tally
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    question: Question
+    estimate: BinaryEstimate
+    level: float
+    method: str
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return self.estimate.ci(self.level, self.method)
+
+    def as_dict(self) -> dict:
+        est, interval = self.estimate, self.interval
+        return {
+            "question": self.question.id,
+            "text": self.question.text,
+            "n": est.n,
+            "yes_count": est.yes_count,
+            "raw_yes_rate": est.raw_yes_rate,
+            "estimate": est.estimate,
+            "estimate_unbiased": est.estimate_unbiased,
+            "std_error": est.std_error,
+            "ci_low": interval[0] if interval else None,
+            "ci_high": interval[1] if interval else None,
+            "level": self.level,
+            "method": self.method,
+            "epsilon": json_epsilon(est.design.epsilon),
+        }
+
+
+@dataclass(frozen=True)
+class SurveyResults:
+    survey: Survey
+    questions: list[QuestionResult]
+    level: float
+    method: str
+
+    @property
+    def n_responses(self) -> int:
+        return max((r.estimate.n for r in self.questions), default=0)
+
+    @property
+    def epsilon_total(self) -> float:
+        return total_epsilon([r.estimate.design for r in self.questions])
+
+    def as_dict(self) -> dict:
+        return {
+            "survey": self.survey.id,
+            "n_responses": self.n_responses,
+            "epsilon_total": json_epsilon(self.epsilon_total),
+            "level": self.level,
+            "method": self.method,
+            "questions": [r.as_dict() for r in self.questions],
+        }
+
+
+def json_epsilon(epsilon: float) -> float | None:
+    """JSON has no infinity: ε = ∞ ("no privacy") is sent as null."""
+    return epsilon if epsilon != float("inf") else None
+
+
+def survey_results(
+    survey: Survey,
+    level: float = DEFAULT_LEVEL,
+    method: str = DEFAULT_METHOD,
+    *,
+    round: int | None = None,
+) -> SurveyResults:
+    """Estimates for every question of ``survey`` (the current round unless given)."""
+    level, method = check_level(level), check_method(method)
+    questions = list(survey.questions.all())
+    counts = Tally.objects.filter(
+        question__survey=survey, round=round or survey.current_round
+    ).counts()
+    results = []
+    for question in questions:
+        by_value = counts.get(question.id, {})
+        n = sum(by_value.values())
+        estimate = question.design.estimate(by_value.get(1, 0), n)
+        results.append(QuestionResult(question, estimate, level, method))
+    return SurveyResults(survey, results, level, method)

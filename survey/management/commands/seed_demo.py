@@ -1,0 +1,77 @@
+"""Create the demo researcher, a research survey with simulated answers and a classroom demo."""
+
+from __future__ import annotations
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from survey.models import Survey, bulk_record
+
+DEMO_USERNAME = "demo"
+DEMO_PASSWORD = "deniable-demo"
+
+RESEARCH_QUESTIONS = [
+    ("Have you ever cheated on an exam?", 0.3),
+    ("Have you used a recreational drug in the last 12 months?", 0.15),
+    ("Have you ever driven after drinking more than the legal limit?", 0.1),
+]
+
+
+class Command(BaseCommand):
+    help = "Create a demo researcher and demo surveys (idempotent)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--responses", type=int, default=400)
+        parser.add_argument("--seed", type=int, default=2026)
+
+    @transaction.atomic
+    def handle(self, *args, responses: int, seed: int, **options):
+        User = get_user_model()
+        user, created = User.objects.get_or_create(username=DEMO_USERNAME)
+        if created:
+            user.set_password(DEMO_PASSWORD)
+            user.save()
+        if not Survey.objects.filter(owner=user).exists():
+            self.create_surveys(user, responses, np.random.default_rng(seed))
+        survey = Survey.objects.filter(owner=user, mode=Survey.Mode.RESEARCH).last()
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo researcher: username '{DEMO_USERNAME}', password '{DEMO_PASSWORD}'\n"
+                f"Demo survey link: /s/{survey.slug}/"
+            )
+        )
+
+    def create_surveys(self, user, responses: int, rng: np.random.Generator) -> None:
+        research = Survey.objects.create(
+            owner=user,
+            title="Student life survey",
+            description="Three sensitive questions, answered with two coins each.",
+            status=Survey.Status.OPEN,
+        )
+        for position, (text, _) in enumerate(RESEARCH_QUESTIONS):
+            research.questions.create(
+                position=position, text=text, design_params={"p_truth": 0.5, "p_yes": 0.5}
+            )
+        questions = list(research.questions.all())
+        reports = np.column_stack(
+            [
+                q.design.simulate(rng.random(responses) < rate, rng)
+                for q, (_, rate) in zip(questions, RESEARCH_QUESTIONS, strict=True)
+            ]
+        )
+        bulk_record(
+            research,
+            ({q.id: int(v) for q, v in zip(questions, row, strict=True)} for row in reports),
+            simulated=True,
+        )
+        classroom = Survey.objects.create(
+            owner=user,
+            title="Classroom demo",
+            mode=Survey.Mode.CLASSROOM,
+            status=Survey.Status.OPEN,
+        )
+        classroom.questions.create(
+            text="Have you ever cheated on an exam?", design_params={"p_truth": 0.5, "p_yes": 0.5}
+        )

@@ -1,0 +1,349 @@
+"""Surveys, their questions, and the randomized answers respondents send.
+
+Nothing here can hold a true answer, a client address, a user agent or a precise time:
+submissions keep only the hour they arrived, and invites only whether they were used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.conf import settings
+from django.db import IntegrityError, connection, models, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from estimator.randomized_response import BinaryDesign, design_from_params, total_epsilon
+
+# No look-alike characters (0/O, 1/I/L) so a code read off a projector is typed right.
+JOIN_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+JOIN_CODE_LENGTH = 6
+TALLY_SHARDS = 8
+
+
+def new_slug() -> str:
+    return secrets.token_urlsafe(9)
+
+
+def new_join_code() -> str:
+    return "".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(JOIN_CODE_LENGTH))
+
+
+def current_hour() -> datetime:
+    """Submission times are kept to the hour: enough for a chart, too coarse to link."""
+    return timezone.now().replace(minute=0, second=0, microsecond=0)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class SurveyQuerySet(models.QuerySet):
+    def owned_by(self, user) -> SurveyQuerySet:
+        return self.filter(owner=user) if user.is_authenticated else self.none()
+
+
+class Survey(models.Model):
+    class Mode(models.TextChoices):
+        RESEARCH = "research"
+        CLASSROOM = "classroom"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        OPEN = "open"
+        CLOSED = "closed"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.RESEARCH)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    slug = models.CharField(max_length=20, unique=True, default=new_slug, editable=False)
+    join_code = models.CharField(max_length=JOIN_CODE_LENGTH, unique=True, default=new_join_code)
+    requires_invite = models.BooleanField(default=False)
+    # Classroom controls: results hidden until revealed; answering can be locked; a new
+    # round starts the count from zero without deleting earlier rounds.
+    results_revealed = models.BooleanField(default=False)
+    is_locked = models.BooleanField(default=False)
+    current_round = models.PositiveIntegerField(default=1)
+    created = models.DateField(auto_now_add=True)
+
+    objects = SurveyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("survey:respond", args=[self.slug])
+
+    @property
+    def is_accepting(self) -> bool:
+        return self.status == self.Status.OPEN and not self.is_locked
+
+    def designs(self) -> list[BinaryDesign]:
+        return [q.design for q in self.questions.all()]
+
+    @property
+    def epsilon_total(self) -> float:
+        return total_epsilon(self.designs())
+
+    def open(self) -> None:
+        self.status = self.Status.OPEN
+        self.save(update_fields=["status"])
+
+    def close(self) -> None:
+        self.status = self.Status.CLOSED
+        self.save(update_fields=["status"])
+
+    def has_answers(self) -> bool:
+        return self.submissions.exists()
+
+    def record_submission(
+        self,
+        submission_id: uuid.UUID,
+        values: dict[int, int],
+        *,
+        invite_token: str | None = None,
+        simulated: bool = False,
+    ) -> bool:
+        """Store one submission and all its answers atomically.
+
+        Returns True when stored, False when this ``submission_id`` was already stored
+        (a retry: idempotent). Raises :class:`InviteRejected` for a bad invite; then
+        nothing is stored.
+        """
+        hour = current_hour()
+        try:
+            with transaction.atomic():
+                Submission.objects.create(
+                    submission_id=submission_id,
+                    survey=self,
+                    round=self.current_round,
+                    simulated=simulated,
+                    received_hour=hour,
+                )
+                if self.requires_invite and not Invite.consume(self, invite_token):
+                    raise InviteRejected
+                Answer.objects.bulk_create(
+                    Answer(submission_id=submission_id, question_id=qid, value=value)
+                    for qid, value in values.items()
+                )
+                Tally.add_counts(
+                    dict.fromkeys(values.items(), 1),
+                    round=self.current_round,
+                    simulated=simulated,
+                    hour=hour,
+                )
+        except IntegrityError:
+            if Submission.objects.filter(submission_id=submission_id).exists():
+                return False
+            raise
+        return True
+
+
+class InviteRejected(Exception):
+    """The survey requires an invite and this one is missing, unknown or used."""
+
+
+class Question(models.Model):
+    class Kind(models.TextChoices):
+        BINARY = "binary"
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="questions")
+    position = models.PositiveIntegerField(default=0)
+    text = models.CharField(max_length=500)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.BINARY)
+    design_name = models.CharField(max_length=30, default="forced_response")
+    design_params = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def design(self) -> BinaryDesign:
+        return design_from_params(self.design_name, self.design_params)
+
+    @property
+    def epsilon(self) -> float:
+        return self.design.epsilon
+
+    @property
+    def design_params_json(self) -> str:
+        return json.dumps(self.design_params)
+
+    @property
+    def posterior_if_yes(self) -> float:
+        """What an adversary with a 50 % prior believes after seeing a "yes"."""
+        return self.design.posterior_yes(0.5)
+
+
+class Submission(models.Model):
+    """One respondent's randomized answers. The primary key is the client's random
+    UUID (used for idempotent retries): no sequential identifier is ever exposed."""
+
+    submission_id = models.UUIDField(primary_key=True)
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="submissions")
+    round = models.PositiveIntegerField(default=1)
+    simulated = models.BooleanField(default=False)
+    received_hour = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"submission {self.submission_id}"
+
+
+class Answer(models.Model):
+    """A randomized report: the only trace of a respondent's answer on the server."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="answers")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    value = models.SmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "question"], name="one_answer_per_question"
+            )
+        ]
+
+
+class TallyQuerySet(models.QuerySet):
+    def counts(self) -> dict[int, dict[int, int]]:
+        """{question_id: {value: count}} summed over shards and hours, in one query."""
+        result: dict[int, dict[int, int]] = {}
+        rows = self.values("question_id", "value").annotate(total=models.Sum("count"))
+        for row in rows:
+            result.setdefault(row["question_id"], {})[row["value"]] = row["total"]
+        return result
+
+
+class Tally(models.Model):
+    """Running counts of reports, kept in the same transaction as the answers.
+
+    Estimates read these few rows instead of scanning every answer, so their cost does
+    not grow with the number of respondents. Rows are spread over a few shards so that
+    concurrent submissions to one question do not all wait on one row lock.
+    """
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="tallies")
+    round = models.PositiveIntegerField(default=1)
+    simulated = models.BooleanField(default=False)
+    hour = models.DateTimeField()
+    value = models.SmallIntegerField()
+    shard = models.PositiveSmallIntegerField(default=0)
+    count = models.BigIntegerField(default=0)
+
+    objects = TallyQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.count} × {self.value} for question {self.question_id}"
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question", "round", "simulated", "hour", "value", "shard"],
+                name="one_tally_row",
+            )
+        ]
+
+    @classmethod
+    def add_counts(
+        cls,
+        counts: dict[tuple[int, int], int],
+        *,
+        round: int,
+        simulated: bool,
+        hour: datetime,
+    ) -> None:
+        """Add ``counts[(question_id, value)]`` to the tallies with one upsert."""
+        if not counts:
+            return
+        shard = secrets.randbelow(TALLY_SHARDS)
+        table = cls._meta.db_table
+        hour_db = connection.ops.adapt_datetimefield_value(hour)
+        rows = [
+            (qid, round, simulated, hour_db, value, shard, n) for (qid, value), n in counts.items()
+        ]
+        placeholders = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+        sql = (
+            f"INSERT INTO {table} (question_id, round, simulated, hour, value, shard, count) "
+            f"VALUES {placeholders} "
+            "ON CONFLICT (question_id, round, simulated, hour, value, shard) "
+            f"DO UPDATE SET count = {table}.count + excluded.count"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [item for row in rows for item in row])
+
+
+class Invite(models.Model):
+    """A one-time invite. Only a hash of the token and whether it was used are kept:
+    no time, no order, no link to the submission it admitted."""
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="invites")
+    token_hash = models.CharField(max_length=64, unique=True)
+    used = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return "used invite" if self.used else "unused invite"
+
+    @classmethod
+    def create_batch(cls, survey: Survey, n: int) -> list[str]:
+        tokens = [secrets.token_urlsafe(12) for _ in range(n)]
+        cls.objects.bulk_create(cls(survey=survey, token_hash=hash_token(t)) for t in tokens)
+        return tokens
+
+    @classmethod
+    def consume(cls, survey: Survey, token: str | None) -> bool:
+        if not token:
+            return False
+        updated = cls.objects.filter(
+            survey=survey, token_hash=hash_token(token), used=False
+        ).update(used=True)
+        return updated == 1
+
+    @classmethod
+    def status(cls, survey: Survey, token: str | None) -> str:
+        """'valid', 'used' or 'unknown' — for a clear page before answering."""
+        if not token:
+            return "unknown"
+        used = (
+            cls.objects.filter(survey=survey, token_hash=hash_token(token))
+            .values_list("used", flat=True)
+            .first()
+        )
+        return "unknown" if used is None else ("used" if used else "valid")
+
+
+def bulk_record(survey: Survey, reports: Iterable[dict[int, int]], *, simulated: bool) -> int:
+    """Store many submissions at once (simulation, import): one transaction, one upsert."""
+    hour = current_hour()
+    submissions, answers, counts = [], [], {}
+    for values in reports:
+        sid = uuid.uuid4()
+        submissions.append(
+            Submission(
+                submission_id=sid,
+                survey=survey,
+                round=survey.current_round,
+                simulated=simulated,
+                received_hour=hour,
+            )
+        )
+        for qid, value in values.items():
+            answers.append(Answer(submission_id=sid, question_id=qid, value=value))
+            counts[(qid, value)] = counts.get((qid, value), 0) + 1
+    with transaction.atomic():
+        Submission.objects.bulk_create(submissions, batch_size=1000)
+        Answer.objects.bulk_create(answers, batch_size=1000)
+        Tally.add_counts(counts, round=survey.current_round, simulated=simulated, hour=hour)
+    return len(submissions)

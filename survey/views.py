@@ -1,0 +1,92 @@
+"""Respondent pages and the researcher's survey list."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from survey.models import Invite, InviteRejected, Survey
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "home.html")
+
+
+@require_GET
+def healthz(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("ok", content_type="text/plain")
+
+
+def _respondent_page(request: HttpRequest, template: str, context: dict, status: int = 200):
+    """Respondent pages never set cookies and never send a Referer onwards."""
+    response = render(request, template, context, status=status)
+    response["Referrer-Policy"] = "no-referrer"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_GET
+def respond(request: HttpRequest, slug: str) -> HttpResponse:
+    survey = get_object_or_404(Survey, slug=slug)
+    invite = request.GET.get("invite", "")
+    if not survey.is_accepting:
+        return _respondent_page(request, "survey/closed.html", {"survey": survey}, status=409)
+    if survey.requires_invite and Invite.status(survey, invite) != "valid":
+        context = {"survey": survey, "invite_status": Invite.status(survey, invite)}
+        return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
+    context = {
+        "survey": survey,
+        "questions": list(survey.questions.all()),
+        "invite": invite,
+        "paper_submission_id": uuid.uuid4(),
+    }
+    return _respondent_page(request, "survey/respond.html", context)
+
+
+@csrf_exempt  # no cookies on respondent pages; a forged answer is no worse than a real one
+@require_POST
+def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
+    """The no-JavaScript path: the respondent flips real coins and sends only the result."""
+    survey = get_object_or_404(Survey, slug=slug)
+    questions = list(survey.questions.all())
+    if not survey.is_accepting:
+        return _respondent_page(request, "survey/closed.html", {"survey": survey}, status=409)
+    values, missing = {}, []
+    for question in questions:
+        raw = request.POST.get(f"reported_{question.id}")
+        if raw not in ("0", "1"):
+            missing.append(question)
+        else:
+            values[question.id] = int(raw)
+    try:
+        submission_id = uuid.UUID(request.POST.get("submission_id", ""), version=4)
+    except ValueError:
+        submission_id = uuid.uuid4()
+    context = {"survey": survey, "questions": questions, "invite": request.POST.get("invite", "")}
+    if missing:
+        context |= {"missing": missing, "paper_submission_id": submission_id}
+        return _respondent_page(request, "survey/respond.html", context, status=400)
+    try:
+        survey.record_submission(submission_id, values, invite_token=context["invite"])
+    except InviteRejected:
+        context["invite_status"] = Invite.status(survey, context["invite"])
+        return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
+    return _respondent_page(request, "survey/thanks.html", {"survey": survey})
+
+
+@require_GET
+def how_it_works(request: HttpRequest) -> HttpResponse:
+    return _respondent_page(request, "survey/how_it_works.html", {})
+
+
+@login_required
+@require_GET
+def survey_list(request: HttpRequest) -> HttpResponse:
+    surveys = Survey.objects.owned_by(request.user).prefetch_related("questions")
+    return render(request, "survey/list.html", {"surveys": surveys})

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from survey.models import Survey
+
+CLASSIC = {"p_truth": 0.5, "p_yes": 0.5}
+
+
+def pytest_sessionstart(session) -> None:
+    """Tests run with the production static storage (hashed, compressed files)."""
+    import django
+
+    django.setup()
+    call_command("collectstatic", interactive=False, verbosity=0)
+
+
+@pytest.fixture
+def owner(django_user_model):
+    return django_user_model.objects.create_user("owner", password="owner-password-1")
+
+
+@pytest.fixture
+def outsider(django_user_model):
+    return django_user_model.objects.create_user("outsider", password="outsider-password-1")
+
+
+@pytest.fixture
+def make_survey(owner):
+    def make(n_questions: int = 1, status: str = Survey.Status.OPEN, **fields) -> Survey:
+        survey = Survey.objects.create(
+            owner=fields.pop("owner", owner), title="Exam honesty", status=status, **fields
+        )
+        for i in range(n_questions):
+            survey.questions.create(position=i, text=f"Question {i + 1}?", design_params=CLASSIC)
+        return survey
+
+    return make
+
+
+@pytest.fixture
+def survey(make_survey) -> Survey:
+    return make_survey()
