@@ -216,6 +216,9 @@ class Answer(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"reported {self.value} to question {self.question_id}"
+
 
 class TallyQuerySet(models.QuerySet):
     def counts(self) -> dict[int, dict[int, int]]:
@@ -245,9 +248,6 @@ class Tally(models.Model):
 
     objects = TallyQuerySet.as_manager()
 
-    def __str__(self) -> str:
-        return f"{self.count} × {self.value} for question {self.question_id}"
-
     class Meta:
         constraints = [
             models.UniqueConstraint(
@@ -255,6 +255,9 @@ class Tally(models.Model):
                 name="one_tally_row",
             )
         ]
+
+    def __str__(self) -> str:
+        return f"{self.count} × {self.value} for question {self.question_id}"
 
     @classmethod
     def add_counts(

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from survey.models import Answer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def answer_survey(page, live_server, survey, true_answers):
+    page.goto(live_server.url + survey.get_absolute_url())
+    for section, truth in zip(page.locator("[data-question]").all(), true_answers, strict=True):
+        section.get_by_role("button", name="Yes" if truth else "No").click()
+    page.get_by_role("button", name="Flip the coins and send").click()
+    page.get_by_text("Sent. Only the answers shown above left this device.").wait_for()
+
+
+def test_a_respondent_answers_and_the_researcher_sees_n_1(
+    live_server, page, record_requests, screenshot, survey, owner
+):
+    page.goto(live_server.url + survey.get_absolute_url())
+    assert page.get_by_text("ε = 1.10").first.is_visible()
+    assert page.get_by_text("3× more likely").first.is_visible()
+    assert page.locator("[data-truth][name]").count() == 0
+    answer_survey(page, live_server, survey, [1])
+    screenshot(page, "respondent")
+
+    posts = [r for r in record_requests if r.method == "POST"]
+    assert len(posts) == 1
+    body = json.loads(posts[0].post_data)
+    assert set(body) == {"submission_id", "answers"}
+    assert [set(a) for a in body["answers"]] == [{"question", "value"}]
+    for request in record_requests:
+        assert "truth" not in (request.post_data or "") and "truth" not in request.url
+    assert Answer.objects.get().value in (0, 1)
+    assert Answer.objects.get().value == body["answers"][0]["value"]
+
+    page.goto(live_server.url + "/accounts/login/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill("owner-password-1")
+    page.get_by_role("button", name="Log in").click()
+    page.goto(live_server.url + f"/surveys/{survey.id}/results/")
+    assert page.locator("[data-n]").inner_text() == "1"
+    screenshot(page, "dashboard")
