@@ -106,6 +106,18 @@ class Survey(models.Model):
     def has_answers(self) -> bool:
         return self.submissions.exists()
 
+    def simulate(self, n: int, true_rate: float, rng=None) -> int:
+        """Add ``n`` simulated respondents whose true answers are yes with probability
+        ``true_rate``, randomized by the same design code, marked simulated."""
+        import numpy as np
+
+        rng = rng or np.random.default_rng()
+        questions = list(self.questions.all())
+        columns = [q.design.simulate(rng.random(n) < true_rate, rng) for q in questions]
+        rows = zip(*columns, strict=True) if columns else iter(())
+        reports = ({q.id: int(v) for q, v in zip(questions, row, strict=True)} for row in rows)
+        return bulk_record(self, reports, simulated=True)
+
     def record_submission(
         self,
         submission_id: uuid.UUID,

@@ -7,15 +7,15 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from survey.models import Survey, bulk_record
+from survey.models import Survey
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "deniable-demo"
 
 RESEARCH_QUESTIONS = [
-    ("Have you ever cheated on an exam?", 0.3),
-    ("Have you used a recreational drug in the last 12 months?", 0.15),
-    ("Have you ever driven after drinking more than the legal limit?", 0.1),
+    "Have you ever cheated on an exam?",
+    "Have you used a recreational drug in the last 12 months?",
+    "Have you ever driven after drinking more than the legal limit?",
 ]
 
 
@@ -50,22 +50,11 @@ class Command(BaseCommand):
             description="Three sensitive questions, answered with two coins each.",
             status=Survey.Status.OPEN,
         )
-        for position, (text, _) in enumerate(RESEARCH_QUESTIONS):
+        for position, text in enumerate(RESEARCH_QUESTIONS):
             research.questions.create(
                 position=position, text=text, design_params={"p_truth": 0.5, "p_yes": 0.5}
             )
-        questions = list(research.questions.all())
-        reports = np.column_stack(
-            [
-                q.design.simulate(rng.random(responses) < rate, rng)
-                for q, (_, rate) in zip(questions, RESEARCH_QUESTIONS, strict=True)
-            ]
-        )
-        bulk_record(
-            research,
-            ({q.id: int(v) for q, v in zip(questions, row, strict=True)} for row in reports),
-            simulated=True,
-        )
+        research.simulate(responses, 0.25, rng)
         classroom = Survey.objects.create(
             owner=user,
             title="Classroom demo",
