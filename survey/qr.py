@@ -1,0 +1,12 @@
+"""QR codes as inline SVG (segno): no image requests, readable off a projector."""
+
+from __future__ import annotations
+
+import segno
+
+
+def qr_svg(url: str, *, scale: int = 8, title: str = "QR code") -> str:
+    """An SVG QR code for ``url``, safe to embed in a page (segno escapes the title)."""
+    return segno.make(url, error="m").svg_inline(
+        scale=scale, title=title, border=2, dark="#1d2330", light="#ffffff"
+    )
