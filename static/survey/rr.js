@@ -23,18 +23,32 @@ function gcd(a, b) {
   return a;
 }
 
-/** A probability given with up to 9 decimals as an exact fraction [num, den]. */
+const fractions = new Map();
+
+/** The simplest fraction [num, den] equal to p: exact for 1/3 or 1/6, else 9 decimals. */
 export function toFraction(p) {
   if (typeof p !== "number" || !(p >= 0 && p <= 1)) {
     throw new RangeError(`probability must be between 0 and 1, got ${p}`);
   }
-  const den = 1e9;
-  const num = Math.round(p * den);
-  const g = gcd(num, den);
-  return [num / g, den / g];
+  if (!fractions.has(p)) fractions.set(p, simplestFraction(p));
+  return fractions.get(p);
 }
 
-/** A uniform integer in [0, den) by rejection sampling: no modulo bias. */
+function simplestFraction(p) {
+  for (let den = 1; den <= 1000; den++) {
+    const num = Math.round(p * den);
+    if (Math.abs(num / den - p) < 1e-12) return [num, den];
+  }
+  const num = Math.round(p * 1e9);
+  const g = gcd(num, 1e9);
+  return [num / g, 1e9 / g];
+}
+
+/**
+ * A uniform integer in [0, den) by rejection sampling: no modulo bias.
+ * When den divides 2^32 (a fair coin: den = 2) nothing is ever rejected, so a fair coin
+ * costs exactly one random bit's worth of one draw.
+ */
 export function uniformBelow(den, next) {
   const limit = Math.floor(2 ** 32 / den) * den;
   for (;;) {
@@ -43,13 +57,18 @@ export function uniformBelow(den, next) {
   }
 }
 
-/** true with probability p, exactly (a fair coin uses one random bit). */
+/** true with probability p, exactly (up to p's fraction). */
 export function bernoulli(p, next) {
   const [num, den] = toFraction(p);
   return uniformBelow(den, next) < num;
 }
 
-/** The designs the server knows, by name: each returns the report and its coins. */
+/**
+ * The designs the server knows, by name. Each takes the true answer, the design's
+ * parameters and a random source, flips every one of its coins, and returns the report
+ * and the coins (for display only: coins are never sent). A new design (k-ary randomized
+ * response, the Laplace mechanism) is one more entry with the same shape.
+ */
 export const designs = {
   forced_response(trueAnswer, { p_truth, p_yes }, next) {
     const truthful = bernoulli(p_truth, next);
@@ -73,6 +92,13 @@ export function randomize(designName, params, trueAnswer, next = cryptoSource())
   if (!design) throw new Error(`unknown design ${designName}`);
   if (trueAnswer !== 0 && trueAnswer !== 1) throw new RangeError("true answer must be 0 or 1");
   return design(trueAnswer, params, next);
+}
+
+/** Count reports of "yes" over n simulated respondents with the same true answer. */
+export function countYes(designName, params, trueAnswer, n, next = cryptoSource()) {
+  let yes = 0;
+  for (let i = 0; i < n; i++) yes += randomize(designName, params, trueAnswer, next).report;
+  return yes;
 }
 
 /** A random (version 4) UUID; crypto.randomUUID is missing on plain-http pages. */
