@@ -44,6 +44,21 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in env(name, default).split(",") if item.strip()]
 
 
+RATE_PERIODS = {"s": 1, "m": 60, "h": 3600}
+
+
+def env_rate(name: str, default: str) -> tuple[int, int]:
+    """A rate such as ``30/m``, ``10/300s`` or ``1000/h`` as (requests, seconds)."""
+    value = env(name, default).strip()
+    count, _, period = value.partition("/")
+    multiple, unit = period[:-1] or "1", period[-1:]
+    if not (count.isdigit() and multiple.isdigit() and unit in RATE_PERIODS):
+        raise ImproperlyConfigured(f"{name} must look like 30/m, 10/300s or 1000/h, got {value!r}")
+    if int(count) < 1 or int(multiple) < 1:
+        raise ImproperlyConfigured(f"{name} must allow at least one request, got {value!r}")
+    return int(count), int(multiple) * RATE_PERIODS[unit]
+
+
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env("SECRET_KEY")
 if not SECRET_KEY:
@@ -83,6 +98,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -157,7 +173,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Deniable API",
@@ -206,6 +222,27 @@ CONTENT_SECURITY_POLICY = {
         "form-action": ["'self'"],
         "frame-ancestors": ["'none'"],
     }
+}
+
+# The cache holds rate-limit counters (never stored in the database). One process: local
+# memory. Several processes or hosts: one Redis shared by all (REDIS_URL).
+REDIS_URL = env("REDIS_URL")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# Per-client-address limits (429 + Retry-After). A classroom behind one NAT shares one
+# address: raise RATELIMIT_SUBMIT and RATELIMIT_JOIN for very large lectures.
+RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
+RATELIMIT_PROXY_COUNT = env_int("RATELIMIT_PROXY_COUNT", 0)
+RATELIMITS = {
+    "submit": env_rate("RATELIMIT_SUBMIT", "300/m"),
+    "join": env_rate("RATELIMIT_JOIN", "300/m"),
+    "login": env_rate("RATELIMIT_LOGIN", "10/5m"),
 }
 
 LOGGING = {

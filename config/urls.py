@@ -7,7 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from estimator import api as estimator_api
-from survey import api_public
+from survey import api_public, ratelimit
 from survey import views as survey_views
 
 api_patterns = [
@@ -27,7 +27,7 @@ urlpatterns = [
     path("healthz", survey_views.healthz, name="healthz"),
     path("", include("survey.urls")),
     path("", include("estimator.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", ratelimit.limit("login")(auth_views.LoginView.as_view()), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),

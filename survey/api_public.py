@@ -15,6 +15,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from survey import ratelimit
 from survey.models import InviteRejected, Survey
 
 MAX_ANSWERS = 200
@@ -75,6 +76,9 @@ class SubmissionReceipt(serializers.Serializer):
         404: OpenApiResponse(description="No such survey."),
         409: OpenApiResponse(description="The survey is not open."),
         413: OpenApiResponse(description="Body over 64 KiB."),
+        415: OpenApiResponse(description="Not application/json; nothing stored."),
+        429: OpenApiResponse(description="Too many requests from this address; see Retry-After."),
+        503: OpenApiResponse(description="Database unavailable; nothing stored; see Retry-After."),
     },
     auth=[],
 )
@@ -83,6 +87,9 @@ class SubmissionReceipt(serializers.Serializer):
 @permission_classes([AllowAny])
 def submit_response(request: Request, slug: str) -> Response:
     """Store one respondent's randomized answers (idempotent on ``submission_id``)."""
+    wait = ratelimit.retry_after("submit", request)
+    if wait is not None:
+        return ratelimit.too_many_requests(request, wait)
     length = request.META.get("CONTENT_LENGTH") or "0"
     if not length.isdigit() or int(length) > settings.MAX_SUBMISSION_BYTES:
         return Response(

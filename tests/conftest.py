@@ -16,6 +16,14 @@ def pytest_sessionstart(session) -> None:
     call_command("collectstatic", interactive=False, verbosity=0)
 
 
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Rate-limit counters live in the cache: each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def owner(django_user_model):
     return django_user_model.objects.create_user("owner", password="owner-password-1")

@@ -1,0 +1,43 @@
+"""Turn "the database is unavailable" into a 503 the browser client knows to retry."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+logger = logging.getLogger("deniable.database")
+
+RETRY_AFTER_SECONDS = 5
+
+
+class DatabaseUnavailableMiddleware:
+    """Answer 503 + Retry-After when a view cannot reach the database.
+
+    A lost connection, a refused connection or SQLite's "database is locked" after the
+    busy timeout all surface as OperationalError/InterfaceError. Whatever transaction the
+    view had open was rolled back by the database, so nothing is half-written and the
+    client may retry the same request (submissions are idempotent on submission_id).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, OperationalError | InterfaceError):
+            return None
+        # The path only: no address, no body (see config/logging.py).
+        logger.error("database unavailable on %s: %s", request.path, exception)
+        message = "The database is unavailable; nothing was stored. Please retry shortly."
+        if request.path.startswith("/api/"):
+            response: HttpResponse = JsonResponse({"detail": message}, status=503)
+        else:
+            response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response["Cache-Control"] = "no-store"
+        return response
