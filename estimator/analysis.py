@@ -6,9 +6,11 @@ individual answers, so its cost does not grow with the number of respondents.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from estimator.randomized_response import (
+    CI_METHODS,
     DEFAULT_LEVEL,
     DEFAULT_METHOD,
     BinaryEstimate,
@@ -73,6 +75,28 @@ class SurveyResults:
             "method": self.method,
             "questions": [r.as_dict() for r in self.questions],
         }
+
+
+def parse_estimate_options(params: Mapping[str, str]) -> tuple[float, str, list[str]]:
+    """Level and method from a query string, with readable errors.
+
+    Shared by the dashboard (which shows the errors and falls back to the defaults) and
+    the API (which answers 400 with them).
+    """
+    errors = []
+    method = params.get("method", DEFAULT_METHOD)
+    if method not in CI_METHODS:
+        errors.append(f"method must be one of {', '.join(CI_METHODS)}; got {method!r}")
+        method = DEFAULT_METHOD
+    raw_level = params.get("level", str(DEFAULT_LEVEL))
+    try:
+        level = check_level(float(raw_level))
+    except ValueError:
+        errors.append(
+            f"level must be a number strictly between 0 and 1, such as 0.95; got {raw_level!r}"
+        )
+        level = DEFAULT_LEVEL
+    return level, method, errors
 
 
 def json_epsilon(epsilon: float) -> float | None:

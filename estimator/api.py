@@ -10,15 +10,15 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from estimator.analysis import survey_results
-from estimator.views import parse_estimate_options
+from estimator.analysis import parse_estimate_options, survey_results
+from estimator.randomized_response import CI_METHODS
 from survey.models import Survey
 
 
 @extend_schema(
     parameters=[
         OpenApiParameter("level", OpenApiTypes.FLOAT, description="Confidence level, default 0.95"),
-        OpenApiParameter("method", str, enum=["wilson", "exact", "wald", "jeffreys"]),
+        OpenApiParameter("method", str, enum=list(CI_METHODS)),
     ],
     responses={200: OpenApiTypes.OBJECT},
 )
