@@ -27,6 +27,7 @@ urlpatterns = [
     path("healthz", survey_views.healthz, name="healthz"),
     path("", include("survey.urls")),
     path("", include("estimator.urls")),
+    path("", include("survey.classroom_urls")),
     path("accounts/login/", ratelimit.limit("login")(auth_views.LoginView.as_view()), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

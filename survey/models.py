@@ -47,6 +47,15 @@ class SurveyQuerySet(models.QuerySet):
     def owned_by(self, user) -> SurveyQuerySet:
         return self.filter(owner=user) if user.is_authenticated else self.none()
 
+    def create_classroom(self, owner, question: str) -> Survey:
+        """An open classroom survey with one classic two-coin question (ε = ln 3)."""
+        with transaction.atomic():
+            survey = self.create(
+                owner=owner, title=question, mode=Survey.Mode.CLASSROOM, status=Survey.Status.OPEN
+            )
+            survey.questions.create(text=question, design_params={"p_truth": 0.5, "p_yes": 0.5})
+        return survey
+
 
 class Survey(models.Model):
     class Mode(models.TextChoices):
@@ -87,6 +96,24 @@ class Survey(models.Model):
     @property
     def is_accepting(self) -> bool:
         return self.status == self.Status.OPEN and not self.is_locked
+
+    def reveal(self, revealed: bool = True) -> None:
+        """Classroom: show (or hide again) the results on the projector and phones."""
+        self.results_revealed = revealed
+        self.save(update_fields=["results_revealed"])
+
+    def lock(self, locked: bool = True) -> None:
+        """Classroom: refuse (or accept again) new answers without closing the survey."""
+        self.is_locked = locked
+        self.save(update_fields=["is_locked"])
+
+    def new_round(self) -> None:
+        """Classroom: same question, empty count. Earlier rounds stay stored; the new one
+        starts hidden and open for answers."""
+        self.current_round += 1
+        self.results_revealed = False
+        self.is_locked = False
+        self.save(update_fields=["current_round", "results_revealed", "is_locked"])
 
     def designs(self) -> list[BinaryDesign]:
         return [q.design for q in self.questions.all()]
