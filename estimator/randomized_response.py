@@ -40,6 +40,8 @@ CI_METHODS = ("wilson", "exact", "wald", "jeffreys")
 DEFAULT_METHOD = "wilson"
 DEFAULT_LEVEL = 0.95
 NO_DATA_MESSAGE = "No reports yet: an estimate needs at least one answer."
+# Bisection halves the lower tail mass of the HPD interval: 2⁻⁴⁰ is far below float noise.
+_BISECTION_STEPS = 40
 
 
 def _check_probability(name: str, value: float) -> float:
@@ -349,13 +351,12 @@ def lambda_interval(
         Bayesian: a uniform prior on q is a uniform prior on λ over ``bounds`` =
         [c, c + t], so the posterior of λ is Beta(k + 1, n − k + 1) truncated to
         ``bounds`` (the Beta-posterior construction of [6]_ §4.1.2 with the design's
-        support). Equal-tailed, except near a boundary: an equal-tailed interval can never
-        contain q = 0 or 1 and excludes the posterior mode when it sits in a tail. So
-        when the mode is in a tail (always so when q̂ ≤ 0 or q̂ ≥ 1), or when the
-        highest-posterior-density region of that level reaches the boundary (the density
-        there is at least the density at the anchored interval's far end), the interval
-        is anchored at the boundary on the mode's side: [c, Q(level)] or
-        [Q(1 − level), c + t] in λ, Q the truncated posterior's quantile function.
+        support). The interval is the highest-posterior-density (shortest) one, not the
+        equal-tailed one: an equal-tailed interval can never contain q = 0 or 1, and
+        excludes the most probable value when it sits at or near a boundary. The HPD
+        interval contains the posterior mode (the clipped estimate), is anchored at a
+        boundary, [c, Q(level)] or [Q(1 − level), c + t], when the density there is
+        high enough, and is close to equal-tailed when the data are far from both.
     """
     k, n = np.asarray(yes_count, dtype=float), np.asarray(n, dtype=float)
     if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
@@ -381,22 +382,33 @@ def lambda_interval(
 def _truncated_beta_interval(
     k: np.ndarray, n: np.ndarray, level: float, bounds: tuple[float, float]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed, or anchored at the boundary the highest-density region reaches."""
+    """Highest-posterior-density interval of the truncated Beta posterior.
+
+    Every interval [Q(u), Q(u + level)] holds the right mass; the HPD one has equal
+    density at both ends, and the density difference grows with the lower tail mass u
+    (the posterior is unimodal), so u is found by bisection on [0, 1 − level]. When the
+    density at a boundary already beats the other end, u is 0 or 1 − level: the
+    interval is anchored at that boundary.
+    """
     lo, hi = bounds
     quantile = _truncated_beta_quantile(k, n, lo, hi)
-    alpha = 1 - level
-    low, high = quantile(alpha / 2), quantile(1 - alpha / 2)
-    top, bottom, median = quantile(level), quantile(1 - level), quantile(0.5)
-    mode = np.clip(k / n, lo, hi)
     log_density = stats.beta(k + 1, n - k + 1).logpdf
-    with np.errstate(divide="ignore"):
-        reaches_low = log_density(lo) >= log_density(top)
-        reaches_high = log_density(hi) >= log_density(bottom)
-    at_low = (mode < low) | (reaches_low & (mode <= median))
-    at_high = ~at_low & ((mode > high) | (reaches_high & (mode >= median)))
-    low = np.where(at_low, lo, np.where(at_high, bottom, low))
-    high = np.where(at_high, hi, np.where(at_low, top, high))
-    return low, high
+
+    def excess(u: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.nan_to_num(
+                log_density(quantile(u)) - log_density(quantile(u + level)), nan=0.0
+            )
+
+    below, above = np.zeros_like(k), np.full_like(k, 1 - level)
+    anchored_low, anchored_high = excess(below) >= 0, excess(above) <= 0
+    for _ in range(_BISECTION_STEPS):
+        middle = (below + above) / 2
+        upper_half = excess(middle) < 0
+        below, above = np.where(upper_half, middle, below), np.where(upper_half, above, middle)
+    u = np.where(anchored_low, 0.0, np.where(anchored_high, 1 - level, (below + above) / 2))
+    low, high = quantile(u), quantile(u + level)
+    return np.where(anchored_low, lo, low), np.where(anchored_high, hi, high)
 
 
 def _truncated_beta_quantile(k: np.ndarray, n: np.ndarray, lo: float, hi: float):
@@ -422,7 +434,7 @@ def _truncated_beta_quantile(k: np.ndarray, n: np.ndarray, lo: float, hi: float)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.abs(k / edge - (n - k) / (1 - edge))
 
-    def quantile(p: float) -> np.ndarray:
+    def quantile(p: float | np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             inside = np.where(
                 use_sf, posterior.isf(s_lo - p * mass), posterior.ppf(f_lo + p * mass)
