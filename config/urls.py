@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from estimator import api as estimator_api
+from survey import api as survey_api
 from survey import api_public, ratelimit
 from survey import views as survey_views
 
@@ -18,6 +19,7 @@ api_patterns = [
         estimator_api.survey_estimates,
         name="api-estimates",
     ),
+    path("", include(survey_api.router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -133,6 +133,36 @@ class Survey(models.Model):
     def has_answers(self) -> bool:
         return self.submissions.exists()
 
+    @property
+    def is_frozen(self) -> bool:
+        """Design parameters and the question set are fixed once the first answer
+        arrives: every stored report was randomized with them, and estimates invert them."""
+        return self.has_answers()
+
+    def check_design_editable(self) -> None:
+        """Raise :class:`DesignFrozen` when the questions' designs may no longer change."""
+        if self.is_frozen:
+            raise DesignFrozen(
+                "This survey already has answers, so its questions and their designs are "
+                "frozen: the stored reports were randomized with them. Create a new "
+                "survey to ask with a different design."
+            )
+
+    def lifecycle_error(self, action: str) -> str | None:
+        """Why ``action`` ("open" or "close") is not allowed now, or None if it is.
+
+        Draft → open → closed; a closed survey may be reopened.
+        """
+        if action == "open":
+            if self.status == self.Status.OPEN:
+                return "This survey is already open."
+            if not self.questions.exists():
+                return "Add at least one question before opening the survey."
+            return None
+        if action == "close":
+            return None if self.status == self.Status.OPEN else "Only an open survey can be closed."
+        return f"Unknown action {action!r}."
+
     def simulate(self, n: int, true_rate: float, rng=None) -> int:
         """Add ``n`` simulated respondents whose true answers are yes with probability
         ``true_rate``, randomized by the same design code, marked simulated."""
@@ -192,6 +222,10 @@ class InviteRejected(Exception):
     """The survey requires an invite and this one is missing, unknown or used."""
 
 
+class DesignFrozen(Exception):
+    """The survey has answers, so its designs cannot change any more."""
+
+
 class Question(models.Model):
     class Kind(models.TextChoices):
         BINARY = "binary"
@@ -216,6 +250,10 @@ class Question(models.Model):
     @property
     def epsilon(self) -> float:
         return self.design.epsilon
+
+    @property
+    def is_frozen(self) -> bool:
+        return self.survey.is_frozen
 
     @property
     def design_params_json(self) -> str:
