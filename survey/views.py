@@ -6,11 +6,14 @@ import uuid
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from survey import served_code
 from survey.models import Invite, InviteRejected, Survey
+
+BROWSER_CODE = "survey/rr.js"
 
 
 @require_GET
@@ -31,14 +34,25 @@ def _respondent_page(request: HttpRequest, template: str, context: dict, status:
     return response
 
 
+def _open_survey(request: HttpRequest, slug: str) -> tuple[Survey | None, HttpResponse | None]:
+    """The survey, or the human page a respondent sees when it cannot be answered."""
+    survey = Survey.objects.filter(slug=slug).first()
+    if survey is None:
+        return None, _respondent_page(request, "404.html", {"what": "survey"}, status=404)
+    if not survey.is_accepting:
+        return None, _respondent_page(request, "survey/closed.html", {"survey": survey}, 409)
+    return survey, None
+
+
 @require_GET
 def respond(request: HttpRequest, slug: str) -> HttpResponse:
-    survey = get_object_or_404(Survey, slug=slug)
+    survey, refusal = _open_survey(request, slug)
+    if refusal:
+        return refusal
     invite = request.GET.get("invite", "")
-    if not survey.is_accepting:
-        return _respondent_page(request, "survey/closed.html", {"survey": survey}, status=409)
-    if survey.requires_invite and Invite.status(survey, invite) != "valid":
-        context = {"survey": survey, "invite_status": Invite.status(survey, invite)}
+    invite_status = Invite.status(survey, invite) if survey.requires_invite else "valid"
+    if invite_status != "valid":
+        context = {"survey": survey, "invite_status": invite_status}
         return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
     context = {
         "survey": survey,
@@ -53,10 +67,10 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     """The no-JavaScript path: the respondent flips real coins and sends only the result."""
-    survey = get_object_or_404(Survey, slug=slug)
+    survey, refusal = _open_survey(request, slug)
+    if refusal:
+        return refusal
     questions = list(survey.questions.all())
-    if not survey.is_accepting:
-        return _respondent_page(request, "survey/closed.html", {"survey": survey}, status=409)
     values, missing = {}, []
     for question in questions:
         raw = request.POST.get(f"reported_{question.id}")
@@ -82,7 +96,14 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_GET
 def how_it_works(request: HttpRequest) -> HttpResponse:
-    return _respondent_page(request, "survey/how_it_works.html", {})
+    """The protocol, and the exact sampler the respondent's browser runs, byte for byte."""
+    context = {
+        "code": served_code.served_bytes(BROWSER_CODE, hashed=False).decode(),
+        "code_url": served_code.unhashed_url(BROWSER_CODE),
+        "code_sha256": served_code.sha256_hex(BROWSER_CODE, hashed=False),
+        "code_integrity": served_code.integrity(BROWSER_CODE, hashed=False),
+    }
+    return _respondent_page(request, "survey/how_it_works.html", context)
 
 
 @login_required
