@@ -55,7 +55,8 @@ def test_epsilon_is_symmetric_in_relabelling_yes_and_no(t, p):
 def test_unbiased_estimate_has_expectation_q_exactly(design, n, q):
     k = np.arange(n + 1)
     pmf = stats.binom.pmf(k, n, design.lambda_for(q))
-    expectation = sum(p * design.estimate(i, n).estimate_unbiased for i, p in zip(k, pmf))
+    estimates = [design.estimate(i, n).estimate_unbiased for i in k]
+    expectation = float(np.dot(pmf, estimates))
     assert expectation == pytest.approx(q, abs=1e-9)
 
 
