@@ -206,7 +206,7 @@ def join(request: HttpRequest, code: str = "") -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def new_demo(request: HttpRequest) -> HttpResponse:
     """One click: an open classroom survey with the default (or the instructor's) question."""
-    form = DemoForm(request.POST or None)
+    form = DemoForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         question = form.cleaned_data["question"] or DEFAULT_QUESTION
         survey = Survey.objects.create_classroom(request.user, question)
