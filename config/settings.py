@@ -150,6 +150,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
+# No uploads; set so the test live server does not serve the working directory at "/".
+MEDIA_URL = "/media/"
 STATIC_ROOT = Path(env("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
