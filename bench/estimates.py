@@ -1,0 +1,299 @@
+"""Latency of the estimates endpoint with 10 000 and 1 000 000 stored submissions.
+
+Run: ``.venv/bin/python bench/estimates.py`` (a few minutes; ``--backends sqlite`` to skip
+PostgreSQL). Each backend runs in its own process against its own throw-away database: a
+temporary SQLite file, and a PostgreSQL database ``bench_estimates`` created and dropped
+here (never the dev database). One survey with 5 questions receives its submissions
+spread over one week of hours, bulk-loaded (SQLite ``executemany``, PostgreSQL ``COPY``)
+with the matching tallies; the endpoint is then timed through Django's in-process test
+client. For comparison the same numbers are also computed by a ``GROUP BY`` over the
+answer rows, which is what the tallies avoid.
+
+Target: p50 ≤ 100 ms at 1M and p50(1M)/p50(10k) ≤ 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+QUESTIONS = 5
+HOURS = 168  # submissions arrive over one week, whatever their number
+CHUNK = 200_000
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+PG_NAME = "bench_estimates"
+
+
+def percentile_ms(samples: list[float], q: float) -> float:
+    return float(np.percentile(samples, q) * 1000)
+
+
+def new_uuids(count: int) -> list[str]:
+    raw = np.frombuffer(os.urandom(16 * count), dtype=np.uint8).reshape(count, 16).copy()
+    raw[:, 6] = (raw[:, 6] & 0x0F) | 0x40  # version 4
+    raw[:, 8] = (raw[:, 8] & 0x3F) | 0x80  # RFC 4122 variant
+    return [str(uuid.UUID(bytes=row.tobytes())) for row in raw]
+
+
+class Loader:
+    """Bulk-loads simulated submissions into the bench database, keeping tallies in step."""
+
+    def __init__(self, survey, rng: np.random.Generator) -> None:
+        from django.db import connection
+
+        self.connection = connection
+        self.survey = survey
+        self.questions = list(survey.questions.all())
+        self.rng = rng
+        self.start = datetime(2026, 1, 5, tzinfo=UTC)
+        # counts[question, hour, shard, value], as Tally.add_counts would have made them
+        self.counts = np.zeros((QUESTIONS, HOURS, 8, 2), dtype=np.int64)
+
+    def add(self, count: int) -> None:
+        for offset in range(0, count, CHUNK):
+            self._add_chunk(min(CHUNK, count - offset))
+        self._write_tallies()
+
+    def _add_chunk(self, size: int) -> None:
+        ids = new_uuids(size)
+        hours = np.sort(self.rng.integers(0, HOURS, size))
+        shards = self.rng.integers(0, 8, size)
+        values = np.stack(
+            [q.design.simulate(self.rng.random(size) < 0.2, self.rng) for q in self.questions]
+        )
+        for j in range(QUESTIONS):
+            np.add.at(self.counts[j], (hours, shards, values[j]), 1)
+        hour_values = [
+            self.connection.ops.adapt_datetimefield_value(self.start + timedelta(hours=int(h)))
+            for h in range(HOURS)
+        ]
+        submissions = [
+            (i, self.survey.id, 1, False, hour_values[h]) for i, h in zip(ids, hours, strict=True)
+        ]
+        answers = [
+            (ids[i], q.id, int(values[j, i]))
+            for i in range(size)
+            for j, q in enumerate(self.questions)
+        ]
+        if self.connection.vendor == "postgresql":
+            self._copy(submissions, answers)
+        else:
+            self._executemany(submissions, answers)
+
+    def _copy(self, submissions: list[tuple], answers: list[tuple]) -> None:
+        columns = {
+            "survey_submission": "submission_id, survey_id, round, simulated, received_hour",
+            "survey_answer": "submission_id, question_id, value",
+        }
+        with self.connection.cursor() as cursor:
+            for (table, names), rows in zip(columns.items(), (submissions, answers), strict=True):
+                text = "".join("\t".join(map(str, row)) + "\n" for row in rows)
+                with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                    copy.write(text)
+
+    def _executemany(self, submissions: list[tuple], answers: list[tuple]) -> None:
+        from django.db import transaction
+
+        submissions = [(s[0].replace("-", ""), *s[1:]) for s in submissions]
+        answers = [(a[0].replace("-", ""), *a[1:]) for a in answers]
+        with transaction.atomic(), self.connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO survey_submission (submission_id, survey_id, round, simulated, "
+                "received_hour) VALUES (%s, %s, %s, %s, %s)",
+                submissions,
+            )
+            cursor.executemany(
+                "INSERT INTO survey_answer (submission_id, question_id, value) VALUES (%s, %s, %s)",
+                answers,
+            )
+
+    def _write_tallies(self) -> None:
+        from django.db import transaction
+
+        from survey.models import Tally
+
+        rows = [
+            Tally(
+                question=self.questions[j],
+                hour=self.start + timedelta(hours=h),
+                shard=s,
+                value=v,
+                count=int(n),
+            )
+            for (j, h, s, v), n in np.ndenumerate(self.counts)
+            if n
+        ]
+        with transaction.atomic():
+            Tally.objects.filter(question__survey=self.survey).delete()
+            Tally.objects.bulk_create(rows, batch_size=2000)
+
+
+def time_endpoint(client, path: str, requests: int) -> list[float]:
+    for _ in range(5):
+        client.get(path)
+    samples = []
+    for _ in range(requests):
+        began = time.perf_counter()
+        response = client.get(path)
+        samples.append(time.perf_counter() - began)
+        assert response.status_code == 200, response.content
+    return samples
+
+
+def time_answer_group_by(survey, repeats: int) -> list[float]:
+    from django.db.models import Count
+
+    from survey.models import Answer
+
+    samples = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        list(
+            Answer.objects.filter(question__survey=survey, submission__round=1)
+            .values("question_id", "value")
+            .annotate(n=Count("id"))
+        )
+        samples.append(time.perf_counter() - began)
+    return samples
+
+
+def run_backend(sizes: list[int], requests: int) -> dict:
+    """In the child process: migrate, load, time; returns the measurements."""
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from survey.models import Survey
+
+    call_command("migrate", verbosity=0)
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA synchronous=OFF")
+    owner = get_user_model().objects.create_user("bench", password="bench-password-1")
+    survey = Survey.objects.create(owner=owner, title="Bench", status=Survey.Status.OPEN)
+    for i in range(QUESTIONS):
+        survey.questions.create(position=i, text=f"Question {i + 1}?", design_params={})
+    loader = Loader(survey, np.random.default_rng(2026))
+    client = Client()
+    client.force_login(owner)
+    path = f"/api/surveys/{survey.id}/estimates/"
+    results, loaded = [], 0
+    for size in sizes:
+        began = time.perf_counter()
+        loader.add(size - loaded)
+        loaded = size
+        load_seconds = time.perf_counter() - began
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+        body = client.get(path).json()
+        assert body["n_responses"] == size, body
+        endpoint = time_endpoint(client, path, requests)
+        group_by = time_answer_group_by(survey, 5)
+        results.append(
+            {
+                "size": size,
+                "load_s": load_seconds,
+                "p50": percentile_ms(endpoint, 50),
+                "p95": percentile_ms(endpoint, 95),
+                "answers_group_by": percentile_ms(group_by, 50),
+                "tally_rows": int(np.count_nonzero(loader.counts)),
+            }
+        )
+    return {"vendor": connection.vendor, "results": results}
+
+
+def child(backend: str, sizes: list[int], requests: int) -> dict:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    with tempfile.TemporaryDirectory(prefix="bench-estimates-") as tmp:
+        if backend == "sqlite":
+            env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
+        else:
+            env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{PG_NAME}"
+            postgres_database("CREATE")
+        try:
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", "--sizes", *map(str, sizes)]
+                + ["--requests", str(requests)],
+                env=env,
+                cwd=ROOT,
+                check=False,
+                capture_output=True,
+                text=True,
+            )
+        finally:
+            if backend == "postgres":
+                postgres_database("DROP")
+    if done.returncode:
+        raise SystemExit(f"{backend} run failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def postgres_database(action: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PG_NAME}")
+        if action == "CREATE":
+            conn.execute(f"CREATE DATABASE {PG_NAME}")
+
+
+def print_table(runs: list[dict], requests: int) -> bool:
+    print(f"Estimates endpoint, {QUESTIONS} questions, {requests} requests per cell (ms)")
+    print(
+        "backend     submissions  load s  tally rows   p50     p95   "
+        "| GROUP BY answers p50 | p50 ratio to smallest"
+    )
+    ok = True
+    for run in runs:
+        base = run["results"][0]
+        for row in run["results"]:
+            ratio = row["p50"] / base["p50"]
+            print(
+                f"{run['vendor']:<11} {row['size']:>11,} {row['load_s']:7.1f}"
+                f" {row['tally_rows']:>10,} {row['p50']:6.1f} {row['p95']:7.1f}"
+                f"   | {row['answers_group_by']:12.1f}         | {ratio:5.2f}"
+            )
+        largest = run["results"][-1]
+        ratio = largest["p50"] / base["p50"]
+        passed = largest["p50"] <= 100 and ratio <= 3
+        ok &= passed
+        print(
+            f"  {run['vendor']}: p50 {largest['p50']:.1f} ms at {largest['size']:,} (target ≤ 100),"
+            f" ratio {ratio:.2f} (target ≤ 3): {'PASS' if passed else 'FAIL'}"
+        )
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 1_000_000])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_backend(args.sizes, args.requests)))
+        return 0
+    runs = [child(backend, args.sizes, args.requests) for backend in args.backends]
+    return 0 if print_table(runs, args.requests) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
