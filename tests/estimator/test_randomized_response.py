@@ -9,11 +9,17 @@ import pytest
 from scipy import stats
 
 from estimator.randomized_response import (
+    CI_METHODS,
+    NO_DATA_MESSAGE,
     ForcedResponse,
     Mirrored,
     UnrelatedQuestion,
     design_from_params,
+    lambda_interval,
+    optimal_design,
+    sample_size,
     total_epsilon,
+    variance_price,
 )
 
 
@@ -111,3 +117,159 @@ def test_maths_module_does_not_import_django():
         "sys.exit(1 if any(m.startswith('django') for m in sys.modules) else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_mirrored_epsilon_matches_opendp_reference_value():
+    assert Mirrored(p=0.75).epsilon == pytest.approx(1.0986122886681098, abs=1e-15)
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 20), (7, 20), (20, 20), (321, 1000), (9999, 10000)])
+@pytest.mark.parametrize("method", ["wilson", "exact"])
+def test_lambda_intervals_match_scipys_binomtest(k, n, method):
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.9, method=method)
+    low, high = lambda_interval(k, n, 0.9, method)
+    assert (float(low), float(high)) == pytest.approx((ci.low, ci.high), abs=1e-9)
+
+
+@pytest.mark.parametrize("method", CI_METHODS)
+def test_vectorised_intervals_equal_one_at_a_time(method):
+    design, n = UnrelatedQuestion(p_truth=0.6, pi=0.2), 50
+    lows, highs = design.interval(np.arange(n + 1), n, 0.95, method)
+    for k in (0, 4, 25, 50):
+        assert design.estimate(k, n).ci(0.95, method) == pytest.approx((lows[k], highs[k]))
+
+
+def test_wald_interval_is_the_textbook_formula_mapped():
+    low, high = ForcedResponse().estimate(400, 1000).ci(0.95, "wald")
+    half = 1.959963984540054 * math.sqrt(0.4 * 0.6 / 1000)
+    assert (low, high) == pytest.approx((2 * (0.4 - half) - 0.5, 2 * (0.4 + half) - 0.5))
+
+
+def test_bayesian_interval_reaches_zero_when_the_estimate_is_at_zero():
+    low, high = ForcedResponse().estimate(240, 1000).ci(0.95, "jeffreys")
+    assert low == 0.0 and 0 < high < 0.1
+
+
+def test_bayesian_interval_reaches_one_when_the_estimate_is_at_one():
+    low, high = ForcedResponse().estimate(20, 20).ci(0.95, "jeffreys")
+    assert high == 1.0 and 0.5 < low < 1
+
+
+def test_bayesian_interval_is_highest_density_in_the_interior():
+    design, k, n = ForcedResponse(), 350, 1000
+    low, high = design.estimate(k, n).ci(0.95, "jeffreys")
+    posterior = stats.beta(k + 1, n - k + 1)
+    ends = design.lambda_for(np.array([low, high]))
+    assert posterior.pdf(ends[0]) == pytest.approx(posterior.pdf(ends[1]), rel=1e-6)
+    mass = posterior.cdf(ends[1]) - posterior.cdf(ends[0])
+    assert mass / (posterior.cdf(0.75) - posterior.cdf(0.25)) == pytest.approx(0.95, abs=1e-6)
+
+
+def test_bayesian_interval_stays_finite_when_the_data_contradict_every_q():
+    # 10 % yes is impossible when λ >= 1/4 for every q: the posterior mass in range underflows.
+    low, high = ForcedResponse().estimate(1000, 10000).ci(0.95, "jeffreys")
+    assert low == 0.0 and 0 < high < 0.01
+
+
+def test_intervals_need_at_least_one_report():
+    with pytest.raises(ValueError, match="n >= 1"):
+        lambda_interval(0, 0)
+
+
+def test_no_reports_says_why():
+    assert ForcedResponse().estimate(0, 0).message == NO_DATA_MESSAGE
+    assert ForcedResponse().estimate(1, 2).message is None
+
+
+def test_more_yes_than_reports_is_rejected():
+    with pytest.raises(ValueError, match="yes_count"):
+        ForcedResponse().estimate(5, 4)
+
+
+def test_all_yes_and_all_no_give_estimates_at_the_ends():
+    assert ForcedResponse().estimate(0, 50).estimate == 0.0
+    assert ForcedResponse().estimate(50, 50).estimate == 1.0
+    assert ForcedResponse().estimate(50, 50).ci() == (1.0, 1.0)
+
+
+def test_planner_classic_coins_need_four_times_the_direct_sample():
+    assert sample_size(ForcedResponse(), 0.05) == 1537
+    assert sample_size(None, 0.05) == 385
+    assert variance_price(ForcedResponse()) == pytest.approx(4.0)
+
+
+def test_planned_sample_size_is_the_smallest_reaching_the_half_width():
+    design, h = UnrelatedQuestion(p_truth=0.7, pi=0.1), 0.03
+    n = sample_size(design, h, level=0.9, q=0.2)
+    lam = design.lambda_for(0.2)
+
+    def half_width(m: int) -> float:
+        return 1.6448536269514722 * math.sqrt(lam * (1 - lam) / m) / design.t
+
+    assert half_width(n) <= h < half_width(n - 1)
+
+
+def test_variance_price_at_a_known_prevalence():
+    # λ = 1/4 + q/2; at q = 0.1: λ = 0.3, price = 0.21 / (0.25 · 0.09).
+    assert variance_price(ForcedResponse(), q=0.1) == pytest.approx(0.21 / 0.0225)
+    assert variance_price(ForcedResponse(), q=0.0) == math.inf
+
+
+@pytest.mark.parametrize("half_width", [0, -0.1, 1.5])
+def test_planner_rejects_impossible_half_widths(half_width):
+    with pytest.raises(ValueError, match="half_width"):
+        sample_size(ForcedResponse(), half_width)
+
+
+def test_optimal_design_for_ln3_is_warners_three_quarters():
+    assert optimal_design(math.log(3)) == Mirrored(p=0.75)
+    assert optimal_design(math.inf) == Mirrored(p=1.0)
+
+
+@pytest.mark.parametrize("epsilon", [0, -1, float("nan")])
+def test_optimal_design_needs_a_positive_epsilon(epsilon):
+    with pytest.raises(ValueError, match="epsilon"):
+        optimal_design(epsilon)
+
+
+def test_posterior_after_a_no_and_at_certain_priors():
+    design = ForcedResponse()
+    assert design.posterior_yes(0.5, report=0) == pytest.approx(0.25)
+    assert design.posterior_yes(0.0) == 0.0 and design.posterior_yes(1.0) == 1.0
+    assert ForcedResponse(p_yes=1.0).posterior_yes(0.3, report=0) == 0.0
+
+
+def test_posterior_rejects_bad_priors_and_reports():
+    with pytest.raises(ValueError, match="prior"):
+        ForcedResponse().posterior_yes(1.2)
+    with pytest.raises(ValueError, match="report"):
+        ForcedResponse().posterior_yes(0.5, report=2)
+
+
+def test_composition_with_a_non_private_question_is_infinite():
+    assert total_epsilon([ForcedResponse(), ForcedResponse(p_truth=1.0)]) == math.inf
+    assert total_epsilon([]) == 0.0
+
+
+def test_design_from_params_rejects_unknown_names_and_parameters():
+    with pytest.raises(ValueError, match="unknown design"):
+        design_from_params("coin", {})
+    with pytest.raises(ValueError, match="unknown parameter"):
+        design_from_params("mirrored", {"p": 0.7, "p_yes": 0.5})
+
+
+def test_a_design_that_ignores_the_truth_is_rejected():
+    with pytest.raises(ValueError, match="nothing can be estimated"):
+        Mirrored(p=0.5)
+
+
+@pytest.mark.parametrize(
+    "design",
+    [ForcedResponse(p_truth=0.6, p_yes=0.3), Mirrored(p=0.8), UnrelatedQuestion(0.5, 0.0833)],
+)
+def test_every_design_simulates_its_response_matrix(design):
+    rng = np.random.default_rng(42)
+    for truth in (0, 1):
+        reports = design.simulate(np.full(100_000, truth), rng)
+        expected = design.response_matrix[1, truth]
+        assert stats.binomtest(int(reports.sum()), reports.size, expected).pvalue > 1e-6
