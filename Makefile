@@ -35,3 +35,11 @@ lint: setup
 test: setup chromium lint
 	$(PY) manage.py makemigrations --check --dry-run
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+## Benchmarks (not part of the test suite): CI coverage grid, estimates latency at 10k/1M.
+.PHONY: bench-coverage bench-estimates
+bench-coverage: setup
+	$(PY) bench/coverage.py
+
+bench-estimates: setup
+	$(PY) bench/estimates.py
