@@ -26,7 +26,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from estimator.analysis import json_epsilon, survey_results
+from estimator.analysis import json_epsilon, parse_estimate_options, survey_results
 from estimator.randomized_response import (
     CI_METHODS,
     DESIGNS,
@@ -34,11 +34,9 @@ from estimator.randomized_response import (
     ForcedResponse,
     design_from_params,
 )
-from estimator.views import parse_estimate_options
 from survey import exports
+from survey.distribution import MAX_INVITES, invite_counts, invite_path
 from survey.models import DesignFrozen, Invite, Question, Survey
-
-MAX_INVITES_PER_REQUEST = 10_000
 
 
 class Conflict(APIException):
@@ -254,7 +252,7 @@ class InviteCountsSerializer(serializers.Serializer):
 
 
 class InviteRequestSerializer(serializers.Serializer):
-    n = serializers.IntegerField(min_value=1, max_value=MAX_INVITES_PER_REQUEST)
+    n = serializers.IntegerField(min_value=1, max_value=MAX_INVITES)
 
 
 class InviteBatchSerializer(serializers.Serializer):
@@ -420,16 +418,6 @@ def read_csv_body(request) -> str:
         return upload.read().decode("utf-8")
     except UnicodeDecodeError:
         raise ParseError("The CSV must be UTF-8 encoded.") from None
-
-
-def invite_path(survey: Survey, token: str) -> str:
-    return f"{survey.get_absolute_url()}?invite={token}"
-
-
-def invite_counts(survey: Survey) -> dict[str, int]:
-    total = survey.invites.count()
-    used = survey.invites.filter(used=True).count()
-    return {"total": total, "used": used, "unused": total - used}
 
 
 class OptionalSlashRouter(SimpleRouter):

@@ -306,6 +306,19 @@ class TallyQuerySet(models.QuerySet):
             result.setdefault(row["question_id"], {})[row["value"]] = row["total"]
         return result
 
+    def counts_by_hour(self) -> list[tuple[datetime, int, int]]:
+        """``(hour, yes_count, n)`` per hour, oldest first: an estimate-over-time chart's
+        data, from the tallies alone (one aggregate query, no individual answers)."""
+        rows = (
+            self.values("hour")
+            .annotate(
+                n=models.Sum("count"),
+                yes=models.Sum("count", filter=models.Q(value=1)),
+            )
+            .order_by("hour")
+        )
+        return [(row["hour"], row["yes"] or 0, row["n"]) for row in rows]
+
 
 class Tally(models.Model):
     """Running counts of reports, kept in the same transaction as the answers.

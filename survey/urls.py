@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from survey import views
+from survey import builder, distribution, views
 
 app_name = "survey"
 urlpatterns = [
@@ -10,4 +10,27 @@ urlpatterns = [
     path("s/<str:slug>/", views.respond, name="respond"),
     path("s/<str:slug>/paper/", views.respond_paper, name="respond_paper"),
     path("how-it-works/", views.how_it_works, name="how_it_works"),
+    path("surveys/new/", builder.survey_create, name="create"),
+    path("surveys/<int:survey_id>/edit/", builder.builder, name="builder"),
+    path("surveys/<int:survey_id>/status/", builder.survey_status, name="status"),
+    path("surveys/<int:survey_id>/delete/", builder.survey_delete, name="delete"),
+    path("surveys/<int:survey_id>/preview/", builder.question_preview, name="question_preview"),
+    path("surveys/<int:survey_id>/questions/", builder.question_add, name="question_add"),
+    path(
+        "surveys/<int:survey_id>/questions/<int:question_id>/",
+        builder.question_edit,
+        name="question_edit",
+    ),
+    path(
+        "surveys/<int:survey_id>/questions/<int:question_id>/move/",
+        builder.question_move,
+        name="question_move",
+    ),
+    path(
+        "surveys/<int:survey_id>/questions/<int:question_id>/delete/",
+        builder.question_delete,
+        name="question_delete",
+    ),
+    path("surveys/<int:survey_id>/distribute/", distribution.distribute, name="distribute"),
+    path("surveys/<int:survey_id>/invites/", distribution.invites_create, name="invites"),
 ]
