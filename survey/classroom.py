@@ -59,10 +59,6 @@ class LiveQuestion:
         return self.result.interval
 
     @property
-    def half_width(self) -> float | None:
-        return (self.interval[1] - self.interval[0]) / 2 if self.interval else None
-
-    @property
     def one_over_root_n(self) -> float | None:
         return self.estimate.n**-0.5 if self.estimate.n else None
 

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from survey.models import Submission, Survey
+from tests.browser.conftest import PHONE
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PROJECTOR = {"width": 1280, "height": 720}
+FULL_HD = {"width": 1920, "height": 1080}
+STUDENTS = 30
+BATCH = 10
+
+
+def start_demo_logged_out(page, live_server) -> Survey:
+    """Home → "Start a classroom demo" → log in → back → one click → projector join screen."""
+    page.goto(live_server.url + "/")
+    page.get_by_role("link", name="Start a classroom demo").click()
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill("owner-password-1")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("button", name="Start a classroom demo").click()
+    expect(page.locator("[data-join-code]")).to_be_visible()
+    return Survey.objects.get()
+
+
+def open_student(browser, live_server, code: str):
+    context = browser.new_context(viewport=PHONE)
+    student = context.new_page()
+    student.goto(f"{live_server.url}/j/{code}")
+    return student
+
+
+def answer(student, truth: bool) -> None:
+    question = student.locator("[data-question]")
+    question.get_by_role("button", name="Yes" if truth else "No", exact=True).click()
+    student.get_by_role("button", name=re.compile("^Flip")).click()
+
+
+def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
+    live_server, browser, page, screenshot, owner
+):
+    page.set_viewport_size(PROJECTOR)
+    survey = start_demo_logged_out(page, live_server)
+    code = page.locator("[data-join-code]").inner_text()
+    assert code == survey.join_code
+    assert page.locator(".qr-large svg").is_visible()
+    screenshot(page, "classroom-join-screen")
+
+    page.get_by_role("link", name=re.compile("live results")).click()
+    expect(page.locator("[data-count]")).to_have_text("0")
+
+    kept = None
+    for start in range(0, STUDENTS, BATCH):
+        students = [open_student(browser, live_server, code) for _ in range(BATCH)]
+        for i, student in enumerate(students):
+            answer(student, truth=(start + i) % 3 == 0)
+        for student in students:
+            expect(student.locator("[data-received]")).to_be_visible(timeout=15_000)
+        kept = kept or students.pop(0)
+        for student in students:
+            student.context.close()
+        # The projector counts up by polling, without a reload.
+        expect(page.locator("[data-count]")).to_have_text(str(start + BATCH), timeout=10_000)
+
+    assert Submission.objects.filter(simulated=False).count() == STUDENTS
+    assert page.locator("[data-estimate]").count() == 0
+    expect(page.locator("[data-hidden-note]")).to_be_visible()
+    assert kept.locator("[data-class-result]").count() == 0
+    screenshot(page, "classroom-presenter-before-reveal")
+
+    page.get_by_role("button", name="Reveal results").click()
+    expect(page.locator("[data-estimate]")).to_be_visible()
+    expect(page.locator("[data-ci-bar]")).to_be_visible()
+    screenshot(page, "classroom-presenter-after-reveal")
+    page.set_viewport_size(FULL_HD)
+    page.locator("summary", has_text="Explain").click()
+    screenshot(page, "classroom-presenter-1080p-explain")
+
+    expect(kept.locator("[data-class-result]")).to_be_visible(timeout=10_000)
+    expect(kept.locator("[data-received]")).to_be_visible()
+    screenshot(kept, "classroom-student-phone")
+
+    page.get_by_role("button", name="Lock answering").click()
+    expect(page.locator("[data-state]")).to_have_text("Answering locked")
+    expect(kept.get_by_text("Answering is locked by your instructor")).to_be_visible(timeout=10_000)
+
+    late = open_student(browser, live_server, code)
+    expect(late.get_by_text("not accepting answers right now")).to_be_visible()
+    late.context.close()
+    kept.context.close()
+    assert Submission.objects.count() == STUDENTS
+
+
+def test_a_student_who_opened_the_page_before_the_lock_is_refused_clearly(
+    live_server, browser, make_survey
+):
+    survey = make_survey(mode=Survey.Mode.CLASSROOM)
+    student = open_student(browser, live_server, survey.join_code)
+    survey.lock()
+    answer(student, truth=True)
+    expect(student.get_by_text("not accepting answers")).to_be_visible(timeout=10_000)
+    expect(student.locator("[data-received]")).to_be_hidden()
+    expect(student.get_by_text("Answering is locked by your instructor")).to_be_visible()
+    assert not Submission.objects.exists()
+    student.context.close()
+
+
+def test_the_posterior_calculator_follows_the_prior_slider(live_server, page, make_survey):
+    survey = make_survey(mode=Survey.Mode.CLASSROOM)
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/classroom/explain/?s={survey.slug}")
+    calculator = page.locator("[data-posterior]")
+    expect(calculator.locator('[data-out="yes"]')).to_have_text("75 %")
+    calculator.locator("input[type=range]").fill("20")
+    # 0.2·¾ / (0.2·¾ + 0.8·¼) = 3/7
+    expect(calculator.locator('[data-out="yes"]')).to_have_text("43 %")
+    expect(calculator.locator('[data-out="no"]')).to_have_text("8 %")
