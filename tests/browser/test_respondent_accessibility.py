@@ -37,7 +37,7 @@ def serious_violations(page) -> list[str]:
 
 
 def test_respondent_and_error_pages_have_no_serious_accessibility_violations(
-    live_server, axe_page, make_survey
+    live_server, axe_page, make_survey, screenshot
 ):
     page = axe_page
     survey = make_survey(2)
@@ -54,6 +54,7 @@ def test_respondent_and_error_pages_have_no_serious_accessibility_violations(
     for name, url in pages.items():
         page.goto(live_server.url + url)
         found[name] = serious_violations(page)
+        screenshot(page, name.replace(" ", "-"))
 
     page.goto(live_server.url + survey.get_absolute_url())
     for section in page.locator("[data-question]").all():
