@@ -31,8 +31,17 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+## Test-only JavaScript tooling (axe-core for the accessibility scans); node runs the
+## sampler's unit tests. Installs Debian's nodejs/npm when missing.
+node_modules/.installed: package.json package-lock.json
+	@command -v npm >/dev/null || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 ## Set up and run the whole test suite, browser tests included.
-test: setup chromium lint
+test: setup chromium node_modules/.installed lint
 	$(PY) manage.py makemigrations --check --dry-run
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
