@@ -24,6 +24,12 @@ def empty_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """PBKDF2's deliberate slowness costs about a second per user on a busy CI machine."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def owner(django_user_model):
     return django_user_model.objects.create_user("owner", password="owner-password-1")
