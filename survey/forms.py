@@ -50,7 +50,10 @@ class QuestionForm(forms.Form):
         choices=[(key, label) for key, (label, _) in PRESETS.items()], initial="classic"
     )
     design_name = forms.ChoiceField(
-        label="Design", choices=list(DESIGN_LABELS.items()), initial="forced_response"
+        label="Design",
+        choices=list(DESIGN_LABELS.items()),
+        initial="forced_response",
+        required=False,
     )
     p_truth = probability_field("P(answer truthfully)", "the first coin: tell the truth")
     p_yes = probability_field("P(forced “yes”)", "otherwise the second coin says yes")
@@ -94,7 +97,9 @@ class QuestionForm(forms.Form):
         if PRESETS[preset][1] is not None:
             return PRESETS[preset][1]
         name = cleaned.get("design_name")
-        if name is None:
+        if not name:
+            if "design_name" not in self.errors:
+                self.add_error("design_name", "Choose a design.")
             return None
         params = {}
         for field in PARAMETERS[name]:
