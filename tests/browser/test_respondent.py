@@ -292,3 +292,43 @@ def test_the_paper_page_names_a_die_when_the_probability_is_two_thirds(
     ).is_visible()
     assert page.get_by_text("Answer with two real coins").count() == 0
     context.close()
+
+
+def test_answers_that_could_not_be_sent_are_kept_and_sent_later_unchanged(
+    live_server, page, record_requests, survey
+):
+    def unavailable(route):
+        route.fulfill(status=503, headers={"Retry-After": "1"}, json={"detail": "Try later."})
+
+    page.route("**/api/public/surveys/**", unavailable)
+    page.goto(live_server.url + survey.get_absolute_url())
+    page.get_by_role("button", name="Yes").click()
+    page.get_by_role("button", name="Flip and send").click()
+    page.get_by_role("button", name="Try sending again").wait_for()
+    assert Submission.objects.count() == 0
+
+    page.unroute("**/api/public/surveys/**")
+    page.reload()
+    assert page.get_by_text("Answers from this device are waiting to be sent").is_visible()
+    assert page.get_by_role("button", name="Flip and send").is_hidden()
+    page.get_by_role("button", name="Send them now").click()
+    page.get_by_text(SENT).wait_for()
+    bodies = sent_bodies(record_requests)
+    assert len(bodies) == 6  # the first try, four automatic retries, then after the reload
+    assert all(body == bodies[0] for body in bodies)
+    assert Submission.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("motion", "animation"), [("reduce", "none"), ("no-preference", "coin-flip")]
+)
+def test_the_coins_spin_only_when_motion_is_welcome(live_server, page, survey, motion, animation):
+    page.emulate_media(reduced_motion=motion)
+    page.goto(live_server.url + survey.get_absolute_url())
+    page.get_by_role("button", name="Yes").click()
+    page.get_by_role("button", name="Flip and send").click()
+    assert (
+        page.locator("[data-coin]").first.evaluate("el => getComputedStyle(el).animationName")
+        == animation
+    )
+    page.get_by_text(SENT).wait_for()
