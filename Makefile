@@ -52,3 +52,8 @@ bench-coverage: setup
 
 bench-estimates: setup
 	$(PY) bench/estimates.py
+
+## Respondent page weight and the browser sampler's accuracy in real Chromium.
+.PHONY: bench-respondent
+bench-respondent: setup chromium
+	$(PY) bench/respondent.py
