@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -27,6 +29,7 @@ from survey.qr import qr_svg
 
 DEFAULT_QUESTION = "Have you ever cheated on an exam?"
 POLL_SECONDS = 2
+STATUS_CACHE_SECONDS = 60
 MAX_SIMULATED = 10_000
 # The CI bar's drawing area inside its SVG viewBox (0 0 1000 …).
 BAR_LEFT, BAR_WIDTH = 40, 920
@@ -142,7 +145,7 @@ def _cacheable(response: HttpResponse, etag: str) -> HttpResponse:
 
 
 def _state(survey: Survey) -> tuple:
-    return (survey.pk, survey.current_round, survey.status, survey.is_locked)
+    return (survey.slug, survey.current_round, survey.status, survey.is_locked)
 
 
 def _true_rate(params) -> float | None:
@@ -308,11 +311,15 @@ def student_status(request: HttpRequest, slug: str) -> HttpResponse:
     etag = _etag("student", *_state(survey), survey.results_revealed, sorted(counts.items()))
     if unchanged := _not_modified(request, etag):
         return _student_page(unchanged)
-    context = {"survey": survey, "ticks": TICKS}
-    if survey.results_revealed:
-        context["live"] = _live_questions(survey, counts, None)
-    response = render(request, "classroom/_student_status.html#status", context)
-    return _student_page(_cacheable(response, etag))
+    # Every phone gets the same fragment: render it once per change, not once per phone.
+    html = cache.get(f"classroom:status:{etag}")
+    if html is None:
+        context = {"survey": survey, "ticks": TICKS}
+        if survey.results_revealed:
+            context["live"] = _live_questions(survey, counts, None)
+        html = render_to_string("classroom/_student_status.html#status", context)
+        cache.set(f"classroom:status:{etag}", html, STATUS_CACHE_SECONDS)
+    return _student_page(_cacheable(HttpResponse(html), etag))
 
 
 @require_GET

@@ -1,7 +1,7 @@
 // Classroom additions to the respondent page: "answer received", whether answering is
 // locked, and the class result once the instructor reveals it. This script never sees a
 // true answer: it only notices that respond.js has sent something.
-const POLL_MS = 2000;
+const POLL_MS = 5000; // 500 phones → 100 requests/s; the projector polls every 2 s
 const box = document.querySelector("[data-classroom-status]");
 const root = document.querySelector("[data-respond]");
 const body = box.querySelector("[data-status-body]");
