@@ -57,3 +57,8 @@ bench-estimates: setup
 .PHONY: bench-respondent
 bench-respondent: setup chromium
 	$(PY) bench/respondent.py
+
+## Classroom polling cost while 500 students submit (gunicorn, SQLite unless DATABASE_URL).
+.PHONY: bench-poll
+bench-poll: setup
+	$(PY) bench/poll.py
