@@ -108,9 +108,10 @@ def submit_response(request: Request, slug: str) -> Response:
         "answers": len(data["answers"]),
         "status": "stored",
     }
-    if survey.submissions.filter(submission_id=data["submission_id"]).exists():
-        return Response(receipt, status=status.HTTP_200_OK)
     if not survey.is_accepting:
+        # A retry of a submission stored before the survey closed still gets its receipt.
+        if survey.submissions.filter(submission_id=data["submission_id"]).exists():
+            return Response(receipt, status=status.HTTP_200_OK)
         return Response(
             {"detail": "This survey is not accepting answers right now."},
             status=status.HTTP_409_CONFLICT,

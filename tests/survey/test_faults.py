@@ -68,8 +68,9 @@ def run_together(survey: Survey, body: dict, barrier_after: Callable[[str], bool
     return statuses
 
 
-def is_duplicate_check(sql: str) -> bool:
-    return sql.lstrip().upper().startswith("SELECT") and "survey_submission" in sql
+def has_validated(sql: str) -> bool:
+    """The last query before storing: the survey's questions, read for validation."""
+    return sql.lstrip().upper().startswith("SELECT") and "survey_question" in sql
 
 
 @pytest.fixture(autouse=True)
@@ -79,9 +80,9 @@ def no_rate_limit(settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_identical_requests_at_the_same_time_are_stored_once(make_survey):
-    """All threads see "not stored yet", then all try to store: exactly one wins."""
+    """All threads validate, then all try to store the same submission: exactly one wins."""
     survey = make_survey(n_questions=3)
-    statuses = run_together(survey, body_for(survey, uuid.uuid4()), is_duplicate_check)
+    statuses = run_together(survey, body_for(survey, uuid.uuid4()), has_validated)
     assert sorted(statuses) == [200] * (N_THREADS - 1) + [201]
     assert_stored_once(survey, 3)
 
