@@ -1,0 +1,186 @@
+"""Nothing identifying is stored or logged: a walk over every model field, a full
+submission whose stored rows are searched for the client's details, and the log config."""
+
+from __future__ import annotations
+
+import logging
+import re
+import runpy
+import uuid
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.db import models
+from django.test import Client
+from django.urls import reverse
+
+from config.logging import DropClientDetails
+from survey.models import Answer, Invite, Submission, Tally
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A field named like this could hold who answered (anywhere in our apps) ...
+IDENTIFYING_NAME = re.compile(
+    r"(^|_)(ip|ips|ip_address|ip_addr|remote_addr|client_addr|client_address|user_agent|"
+    r"useragent|ua|referer|referrer|fingerprint)($|_)"
+)
+# ... or what they truly answered (on the respondent side).
+TRUTH_NAME = re.compile(r"(^|_)(true|truth|true_answer|true_value|actual|raw|unrandomized)($|_)")
+# Free-form fields on the respondent side could hold anything; each one is vetted here.
+FREE_FORM = (models.CharField, models.TextField, models.JSONField, models.BinaryField)
+VETTED_FREE_FORM = {(Invite, "token_hash")}  # a SHA-256 of the token, nothing else
+# The only time fields on the respondent side, each rounded to the hour before saving.
+HOUR_ROUNDED = {(Submission, "received_hour"), (Tally, "hour")}
+TIME_FIELDS = (models.DateTimeField, models.DateField, models.TimeField, models.DurationField)
+CLIENT_DETAILS = {
+    "REMOTE_ADDR": "198.51.100.77",
+    "HTTP_X_FORWARDED_FOR": "203.0.113.99",
+    "HTTP_USER_AGENT": "PrivacyProbe/7.7 (phone)",
+    "HTTP_REFERER": "https://referrer.example/secret-page",
+    "HTTP_ACCEPT_LANGUAGE": "tlh-KL",
+}
+
+
+def all_fields():
+    for model in apps.get_models():
+        for field in model._meta.get_fields():
+            if field.concrete:
+                yield model, field
+
+
+def respondent_models() -> set[type[models.Model]]:
+    """Submission, Answer, Tally, Invite and any model that points at one of them."""
+    core = {Submission, Answer, Tally, Invite}
+    return core | {
+        model for model, field in all_fields() if field.is_relation and field.related_model in core
+    }
+
+
+def test_no_model_has_a_field_for_an_address_or_a_user_agent():
+    offenders = [
+        f"{model.__name__}.{field.name}"
+        for model, field in all_fields()
+        if isinstance(field, models.GenericIPAddressField)
+        or (
+            model._meta.app_label in ("survey", "estimator") and IDENTIFYING_NAME.search(field.name)
+        )
+    ]
+    assert offenders == []
+
+
+def test_respondent_side_models_have_no_field_for_a_true_answer_or_free_text():
+    offenders = [
+        f"{model.__name__}.{field.name}"
+        for model in respondent_models()
+        for field in model._meta.concrete_fields
+        if TRUTH_NAME.search(field.name)
+        or (isinstance(field, FREE_FORM) and (model, field.name) not in VETTED_FREE_FORM)
+    ]
+    assert offenders == []
+
+
+def test_respondent_side_models_keep_no_precise_time():
+    offenders = [
+        f"{model.__name__}.{field.name}"
+        for model in respondent_models()
+        for field in model._meta.concrete_fields
+        if isinstance(field, TIME_FIELDS) and (model, field.name) not in HOUR_ROUNDED
+    ]
+    assert offenders == []
+    for model, name in HOUR_ROUNDED:
+        field = model._meta.get_field(name)
+        assert not (getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
+
+
+def test_submissions_have_no_sequential_identifier():
+    assert isinstance(Submission._meta.pk, models.UUIDField)
+
+
+def test_an_invite_cannot_be_linked_to_the_answer_it_admitted():
+    relations = {f.related_model for f in Invite._meta.concrete_fields if f.is_relation}
+    assert relations.isdisjoint({Submission, Answer, Tally})
+    assert not any(isinstance(f, TIME_FIELDS) for f in Invite._meta.concrete_fields)
+    assert not any(
+        f.is_relation and f.related_model is Invite
+        for model in respondent_models()
+        for f in model._meta.concrete_fields
+    )
+
+
+def test_the_only_answer_stored_is_the_randomized_value():
+    answer_fields = {f.name for f in Answer._meta.concrete_fields}
+    assert answer_fields == {"id", "submission", "question", "value"}
+
+
+def every_stored_value() -> str:
+    """Every value of every row of every model, as one string to search."""
+    chunks = []
+    for model in apps.get_models():
+        for row in model.objects.values_list():
+            chunks.append(" ".join(map(str, row)))
+    return "\n".join(chunks)
+
+
+@pytest.mark.django_db
+def test_a_respondents_details_are_nowhere_in_the_database(make_survey, settings):
+    settings.RATELIMIT_ENABLED = True  # the limiter runs, and must leave no trace either
+    survey = make_survey(n_questions=2, requires_invite=True)
+    tokens = Invite.create_batch(survey, 2)
+    client = Client(**CLIENT_DETAILS)
+    body = {
+        "submission_id": str(uuid.uuid4()),
+        "invite": tokens[0],
+        "answers": [{"question": q.id, "value": 1} for q in survey.questions.all()],
+    }
+    url = reverse("api-submit", args=[survey.slug])
+    assert client.post(url, body, content_type="application/json").status_code == 201
+    paper = {"submission_id": str(uuid.uuid4()), "invite": tokens[1]}
+    paper |= {f"reported_{q.id}": "0" for q in survey.questions.all()}
+    response = client.post(reverse("survey:respond_paper", args=[survey.slug]), paper)
+    assert response.status_code == 200
+    assert not client.cookies
+    stored = every_stored_value()
+    for detail in CLIENT_DETAILS.values():
+        assert detail not in stored
+    assert "198.51.100" not in stored and "PrivacyProbe" not in stored
+    assert not any(token in stored for token in tokens)
+    assert apps.get_model("sessions", "Session").objects.count() == 0
+    for hour in Submission.objects.values_list("received_hour", flat=True):
+        assert (hour.minute, hour.second, hour.microsecond) == (0, 0, 0)
+
+
+@pytest.mark.django_db
+def test_a_rejected_submission_logs_neither_address_nor_body(survey, caplog):
+    client = Client(**CLIENT_DETAILS)
+    url = reverse("api-submit", args=[survey.slug])
+    secret = "my-secret-" + uuid.uuid4().hex
+    with caplog.at_level(logging.DEBUG):
+        response = client.post(url, {"answers": secret}, content_type="application/json")
+    assert response.status_code == 400
+    assert caplog.records
+    for record in caplog.records:
+        assert getattr(record, "request", None) is None
+        text = record.getMessage()
+        assert secret not in text
+        assert not any(detail in text for detail in CLIENT_DETAILS.values())
+
+
+def test_the_log_filter_strips_the_request_and_runservers_request_line():
+    record = logging.LogRecord("django.request", logging.WARNING, "", 0, "Bad: %s", ("/x",), None)
+    record.request = object()
+    assert DropClientDetails().filter(record)
+    assert record.request is None
+    served = logging.LogRecord(
+        "django.server", logging.INFO, "", 0, '"%s" %s', ("POST /api/ 198.51.100.77", 201), None
+    )
+    DropClientDetails().filter(served)
+    assert served.getMessage() == "request handled"
+
+
+def test_the_gunicorn_access_log_has_no_address_query_string_agent_or_referer():
+    config = runpy.run_path(str(ROOT / "config" / "gunicorn.py"))
+    log_format = config["access_log_format"]
+    for forbidden in ("%(h)s", "%(r)s", "%(q)s", "%(a)s", "%(f)s", "}i)"):
+        assert forbidden not in log_format
+    assert "%(U)s" in log_format and "%(s)s" in log_format
