@@ -16,8 +16,8 @@ from django.utils.safestring import SafeString, mark_safe
 from estimator.analysis import SurveyResults
 from survey.models import Question, Tally
 
-WIDTH = 640
-LABEL_WIDTH = 230
+WIDTH = 720
+LABEL_WIDTH = 290
 RIGHT = 24
 ROW = 34
 TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -27,7 +27,7 @@ def _pct(value: float) -> str:
     return f"{value * 100:.1f} %"
 
 
-def _short(text: str, limit: int = 34) -> str:
+def _short(text: str, limit: int = 38) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -1,0 +1,116 @@
+"""A researcher builds, opens and distributes a survey, watches answers arrive on the
+dashboard without reloading, and downloads the responses and codebook — in Chromium."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from survey.models import Survey
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SENT = "Only these randomized answers left this device."
+
+
+def log_in(page, live_server) -> None:
+    page.goto(live_server.url + "/accounts/login/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill("owner-password-1")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("heading", name="My surveys").wait_for()
+
+
+def add_question(page, text: str, preset: str, **params: str) -> None:
+    card = page.locator(".question-card.new")
+    card.get_by_label("Question").fill(text)
+    card.get_by_label("Preset").select_option(preset)
+    if preset == "custom":
+        card.get_by_label("Design", exact=True).select_option(params.pop("design"))
+        for label, value in params.items():
+            card.get_by_label(label).fill(value)
+    card.get_by_role("button", name="Add question").click()
+
+
+def respond(browser, live_server, survey: Survey, truths: list[int]) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(live_server.url + survey.get_absolute_url())
+    for section, truth in zip(page.locator("[data-question]").all(), truths, strict=True):
+        section.get_by_role("button", name="Yes" if truth else "No").click()
+    page.get_by_role("button", name="Flip and send").click()
+    page.get_by_text(SENT).wait_for()
+    context.close()
+
+
+def download(page, link_name: str) -> str:
+    with page.expect_download() as info:
+        page.get_by_role("link", name=link_name).click()
+    return Path(info.value.path()).read_text(encoding="utf-8")
+
+
+def test_build_open_answer_watch_and_export(live_server, browser, page, owner, screenshot):
+    errors = []
+    page.on("pageerror", lambda error: errors.append(error))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    log_in(page, live_server)
+    page.get_by_label("New survey").fill("Student life 2026")
+    page.get_by_role("button", name="Create and add questions").click()
+    survey = Survey.objects.get()
+
+    add_question(page, "Have you ever cheated on an exam?", "classic")
+    page.locator(".question-list > li.question-card").nth(0).wait_for()
+    add_question(page, "Have you used a recreational drug this year?", "stronger")
+    page.locator(".question-list > li.question-card").nth(1).wait_for()
+    card = page.locator(".question-card.new")
+    card.get_by_label("Question").fill("Have you driven after drinking too much?")
+    card.get_by_label("Preset").select_option("custom")
+    card.get_by_label("Design", exact=True).select_option("mirrored")
+    card.get_by_label("P(answer as asked)").fill("1")
+    card.locator(".preview").get_by_text(
+        "no privacy: some reports reveal the true answer"
+    ).wait_for()  # the live preview
+    card.get_by_label("P(answer as asked)").fill("0.8")
+    card.locator(".preview").get_by_text(f"ε = {math.log(4):.2f}").wait_for()
+    card.get_by_role("button", name="Add question").click()
+    page.locator(".question-list > li.question-card").nth(2).wait_for()
+    assert survey.questions.count() == 3
+    total = math.log(3) + math.log(5 / 3) + math.log(4)
+    page.locator("#summary").get_by_text(f"ε = {total:.2f}").wait_for()
+    screenshot(page, "workspace-builder")
+
+    page.get_by_role("button", name="Open survey").click()
+    page.get_by_role("link", name="Distribute").click()
+    survey.refresh_from_db()
+    assert survey.status == "open"
+    assert page.locator(".qr svg").is_visible()
+    assert page.get_by_text(survey.join_code, exact=True).is_visible()
+    screenshot(page, "workspace-distribute")
+
+    page.get_by_role("link", name="Results").click()
+    page.locator("[data-n-responses]").get_by_text("0").wait_for()
+    respond(browser, live_server, survey, [1, 0, 1])
+    respond(browser, live_server, survey, [0, 0, 1])
+    page.locator("[data-n-responses]").get_by_text("2").wait_for(timeout=15_000)
+    assert page.locator("#forest-title").count() == 1
+    screenshot(page, "workspace-dashboard")
+
+    rows = list(csv.reader(io.StringIO(download(page, "Responses (CSV)"))))
+    assert rows[0] == ["round", "q1", "q2", "q3"]
+    assert len(rows) == 3
+    assert all(value in ("0", "1") for row in rows[1:] for value in row[1:])
+    book = json.loads(download(page, "Codebook (JSON)"))
+    assert [q["column"] for q in book["questions"]] == ["q1", "q2", "q3"]
+    assert book["questions"][1]["design"] == {
+        "name": "forced_response",
+        "p_truth": 0.25,
+        "p_yes": 0.5,
+    }
+    assert book["questions"][2]["design"] == {"name": "mirrored", "p": 0.8}
+    assert book["epsilon_total"] == pytest.approx(total)
+    assert errors == []
