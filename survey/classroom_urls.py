@@ -2,12 +2,15 @@ from __future__ import annotations
 
 from django.urls import path, re_path
 
-from survey import classroom
+from survey import classroom, ratelimit
+
+# Join codes are short: a per-address limit stops anyone walking through them.
+join = ratelimit.limit("join", methods=("GET",))(classroom.join)
 
 app_name = "classroom"
 urlpatterns = [
-    path("j/", classroom.join, name="join_form"),
-    re_path(r"^j/(?P<code>[^/]+)/?$", classroom.join, name="join"),
+    path("j/", join, name="join_form"),
+    re_path(r"^j/(?P<code>[^/]+)/?$", join, name="join"),
     path("classroom/new/", classroom.new_demo, name="new"),
     path("classroom/explain/", classroom.explain, name="explain"),
     path("classroom/status/<str:slug>/", classroom.student_status, name="student_status"),

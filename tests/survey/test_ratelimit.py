@@ -113,3 +113,11 @@ def test_a_malformed_rate_stops_the_app_with_a_clear_message(monkeypatch, text):
     monkeypatch.setenv("RATELIMIT_TEST", text)
     with pytest.raises(ImproperlyConfigured, match="RATELIMIT_TEST must"):
         env_rate("RATELIMIT_TEST", "1/s")
+
+
+def test_walking_through_join_codes_is_throttled(client, tight):
+    statuses = [client.get(f"/j/AAAAA{c}", REMOTE_ADDR=ADDRESS).status_code for c in "BCDE"]
+    assert statuses == [404, 404, 404, 429]
+    response = client.get("/j/?code=AAAAAF", REMOTE_ADDR=ADDRESS)
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) == 50
