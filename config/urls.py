@@ -32,6 +32,16 @@ urlpatterns = [
     path("", include("survey.classroom_urls")),
     path("accounts/login/", ratelimit.limit("login")(auth_views.LoginView.as_view()), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/password/",
+        auth_views.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
+    path(
+        "accounts/password/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
 ]
