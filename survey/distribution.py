@@ -1,4 +1,4 @@
-"""Distribution: public link, join code, QR code, one-time invites.
+"""Distribution: public link, join code, QR code, one-time invites, offline answers.
 
 Invite tokens exist in clear only in the response that creates them (the database keeps
 hashes), so generating invites *is* the CSV download.
@@ -9,12 +9,14 @@ from __future__ import annotations
 import csv
 import io
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from survey import exports
 from survey.builder import owned_survey
 from survey.models import Invite, Survey
 from survey.qr import qr_svg
@@ -88,3 +90,26 @@ def invites_create(request: HttpRequest, survey_id: int) -> HttpResponse:
     response["Content-Disposition"] = f'attachment; filename="survey-{survey.id}-invites.csv"'
     response["Cache-Control"] = "no-store"
     return response
+
+
+@login_required
+@require_POST
+def responses_import(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """Answers randomized offline (dice, coins in an interview) as a CSV: all rows or none."""
+    survey = owned_survey(request, survey_id)
+    upload = request.FILES.get("file")
+    try:
+        if upload is None:
+            raise exports.ImportRejected([exports.LineError(1, "choose a CSV file to import")])
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise exports.ImportRejected(
+                [exports.LineError(1, "the file is not UTF-8 text (save it as CSV UTF-8)")]
+            ) from None
+        imported = exports.import_responses(survey, text)
+    except exports.ImportRejected as rejected:
+        context = distribute_context(request, survey) | {"import_errors": rejected.errors}
+        return render(request, "survey/distribute.html", context, status=400)
+    messages.success(request, f"Imported {imported} offline responses.")
+    return redirect("survey:distribute", survey.id)

@@ -33,4 +33,5 @@ urlpatterns = [
     ),
     path("surveys/<int:survey_id>/distribute/", distribution.distribute, name="distribute"),
     path("surveys/<int:survey_id>/invites/", distribution.invites_create, name="invites"),
+    path("surveys/<int:survey_id>/import/", distribution.responses_import, name="import"),
 ]

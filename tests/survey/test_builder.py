@@ -267,3 +267,38 @@ def test_pages_need_a_login(client, survey):
         response = client.get(url)
         assert response.status_code == 302
         assert response["Location"].startswith("/accounts/login/")
+
+
+def upload(client, survey, content: bytes | None):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    data = {} if content is None else {"file": SimpleUploadedFile("offline.csv", content)}
+    return client.post(f"/surveys/{survey.id}/import/", data)
+
+
+def test_offline_answers_are_imported_from_the_distribution_page(logged_in, make_survey):
+    survey = make_survey(n_questions=2)
+    response = upload(logged_in, survey, b"q1,q2\n1,0\n0,1\n")
+    assert response.status_code == 302
+    assert survey.submissions.filter(simulated=False).count() == 2
+    page = logged_in.get(response["Location"]).content.decode()
+    assert "Imported 2 offline responses." in page
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"q1,q2\n1,0\n1,5\n", "Line 3: q2 must be 0 or 1"),
+        (b"q1\n1\n", "Line 1: missing column(s) q2"),
+        (b"q1,q2\n\xff,1\n", "Line 1: the file is not UTF-8 text"),
+        (None, "Line 1: choose a CSV file to import"),
+    ],
+)
+def test_a_bad_offline_file_lists_its_lines_and_imports_nothing(
+    logged_in, make_survey, content, message
+):
+    survey = make_survey(n_questions=2)
+    response = upload(logged_in, survey, content)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not survey.submissions.exists()

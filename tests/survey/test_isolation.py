@@ -21,6 +21,7 @@ PAGES = [
     ("post", "/surveys/{s}/questions/{q}/delete/"),
     ("get", "/surveys/{s}/distribute/"),
     ("post", "/surveys/{s}/invites/"),
+    ("post", "/surveys/{s}/import/"),
     ("get", "/surveys/{s}/results/"),
 ]
 API = [
