@@ -166,12 +166,12 @@ def _join_url(request: HttpRequest, survey: Survey) -> str:
     return request.build_absolute_uri(reverse("classroom:join", args=[survey.join_code]))
 
 
-def _join_context(request: HttpRequest, survey: Survey, scale: int) -> dict:
+def _join_context(request: HttpRequest, survey: Survey) -> dict:
     url = _join_url(request, survey)
     return {
         "join_url": url,
         "join_url_short": url.split("://", 1)[-1],
-        "qr": mark_safe(qr_svg(url, scale=scale, title=f"QR code for {url}")),
+        "qr": mark_safe(qr_svg(url, title=f"QR code for {url}", scalable=True)),
     }
 
 
@@ -218,7 +218,7 @@ def new_demo(request: HttpRequest) -> HttpResponse:
 @require_GET
 def join_screen(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = _classroom(request, survey_id)
-    context = {"survey": survey} | _join_context(request, survey, scale=12)
+    context = {"survey": survey} | _join_context(request, survey)
     return render(request, "classroom/join_screen.html", context)
 
 
@@ -237,7 +237,7 @@ def _presenter_context(survey: Survey, true_rate: float | None) -> dict:
 def _presenter_page(
     request: HttpRequest, survey: Survey, true_rate: float | None, form: SimulateForm, status=200
 ) -> HttpResponse:
-    context = _presenter_context(survey, true_rate) | _join_context(request, survey, scale=4)
+    context = _presenter_context(survey, true_rate) | _join_context(request, survey)
     context |= explain_context((survey.designs() or [CLASSIC])[0]) | {"simulate_form": form}
     return render(request, "classroom/presenter.html", context, status=status)
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import segno
 
 
-def qr_svg(url: str, *, scale: int = 8, title: str = "QR code") -> str:
-    """An SVG QR code for ``url``, safe to embed in a page (segno escapes the title)."""
+def qr_svg(url: str, *, scale: int = 8, title: str = "QR code", scalable: bool = False) -> str:
+    """An SVG QR code for ``url``, safe to embed in a page (segno escapes the title).
+
+    ``scalable`` drops the fixed width and height (keeping the viewBox) so CSS can size
+    it, e.g. to fill a projector screen."""
     return segno.make(url, error="m").svg_inline(
-        scale=scale, title=title, border=2, dark="#1d2330", light="#ffffff"
+        scale=scale, title=title, border=2, dark="#1d2330", light="#ffffff", omitsize=scalable
     )

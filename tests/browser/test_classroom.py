@@ -45,6 +45,8 @@ def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
     live_server, browser, page, screenshot, owner
 ):
     page.set_viewport_size(PROJECTOR)
+    console_errors = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
     survey = start_demo_logged_out(page, live_server)
     code = page.locator("[data-join-code]").inner_text()
     assert code == survey.join_code
@@ -61,7 +63,11 @@ def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
             answer(student, truth=(start + i) % 3 == 0)
         for student in students:
             expect(student.locator("[data-received]")).to_be_visible(timeout=15_000)
-        kept = kept or students.pop(0)
+        if kept is None:
+            kept = students.pop(0)
+            kept.on(
+                "console", lambda m: console_errors.append(m.text) if m.type == "error" else None
+            )
         for student in students:
             student.context.close()
         # The projector counts up by polling, without a reload.
@@ -94,6 +100,7 @@ def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
     late.context.close()
     kept.context.close()
     assert Submission.objects.count() == STUDENTS
+    assert console_errors == []  # among others: no Content-Security-Policy violation
 
 
 def test_a_student_who_opened_the_page_before_the_lock_is_refused_clearly(
