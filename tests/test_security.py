@@ -89,10 +89,15 @@ def hostile_survey(make_survey, owner) -> Survey:
 
 
 @pytest.fixture
-def pages(client, owner, hostile_survey):
+def pages(client, owner, hostile_survey, make_survey):
+    """Pages of a research survey and of a classroom one, both with hostile text."""
     client.force_login(owner)
-    found = html_pages(client, hostile_survey)
-    assert {"home", "survey:respond", "survey:list", "estimator:dashboard"} <= set(found)
+    classroom = make_survey(mode=Survey.Mode.CLASSROOM, description=XSS_DESCRIPTION)
+    Survey.objects.filter(pk=classroom.pk).update(title=XSS_TITLE)
+    classroom.questions.update(text=XSS_QUESTION)
+    found = html_pages(client, classroom) | html_pages(client, hostile_survey)
+    expected = {"home", "survey:respond", "survey:list", "estimator:dashboard"}
+    assert expected | {"classroom:presenter", "classroom:join_screen"} <= set(found)
     return found
 
 
