@@ -24,6 +24,8 @@ api_patterns = [
     path("docs/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
+handler404 = "config.errors.not_found"
+
 urlpatterns = [
     path("", survey_views.home, name="home"),
     path("healthz", survey_views.healthz, name="healthz"),
