@@ -3,7 +3,8 @@
 The instructor's pages (projector join screen, presenter view, its controls) are
 owner-only; students answer on the ordinary respondent page, which polls a tiny public
 status fragment that shows the class result only once the instructor reveals it.
-Both polled endpoints answer 304 from one aggregate query while nothing has changed.
+Both polled endpoints answer 304 while nothing has changed: the presenter's after one
+aggregate query over the round's tallies, the phones' from a fragment shared through the cache.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from estimator.analysis import QuestionResult, survey_results
-from estimator.randomized_response import ForcedResponse
+from estimator.randomized_response import BinaryDesign, BinaryEstimate, ForcedResponse
 from survey.models import JOIN_CODE_ALPHABET, JOIN_CODE_LENGTH, Survey, Tally
 from survey.qr import qr_svg
 
 DEFAULT_QUESTION = "Have you ever cheated on an exam?"
 POLL_SECONDS = 2
-STATUS_CACHE_SECONDS = 60
+STATUS_FRESH_SECONDS = 3
 MAX_SIMULATED = 10_000
 # The CI bar's drawing area inside its SVG viewBox (0 0 1000 …).
 BAR_LEFT, BAR_WIDTH = 40, 920
@@ -54,7 +55,7 @@ class LiveQuestion:
     true_rate: float | None
 
     @property
-    def estimate(self):
+    def estimate(self) -> BinaryEstimate:
         return self.result.estimate
 
     @property
@@ -88,7 +89,7 @@ class LiveQuestion:
 PRIORS = (0.01, 0.1, 0.25, 0.5, 0.75, 0.9)
 
 
-def explain_context(design) -> dict:
+def explain_context(design: BinaryDesign) -> dict:
     """The adversary's posterior after each report, for a few priors (the no-JS table;
     the slider computes the same formula in the browser)."""
     rows = [
@@ -99,11 +100,7 @@ def explain_context(design) -> dict:
         }
         for p in PRIORS
     ]
-    return {
-        "design": design,
-        "posterior_rows": rows,
-        "odds": design.p_yes_given_1 / design.p_yes_given_0 if design.p_yes_given_0 else None,
-    }
+    return {"design": design, "posterior_rows": rows}
 
 
 TICKS = [{"x": LiveQuestion.x(v / 100), "label": f"{v} %"} for v in (0, 25, 50, 75, 100)]
@@ -222,14 +219,19 @@ def join_screen(request: HttpRequest, survey_id: int) -> HttpResponse:
     return render(request, "classroom/join_screen.html", context)
 
 
-def _presenter_context(survey: Survey, true_rate: float | None) -> dict:
-    counts = _round_counts(survey)
-    query = f"?true_rate={true_rate * 100:g}" if true_rate is not None else ""
+def _keep_true_rate(true_rate: float | None) -> str:
+    """The query string that keeps the simulated true rate marked across requests."""
+    return f"?true_rate={true_rate * 100:g}" if true_rate is not None else ""
+
+
+def _presenter_context(survey: Survey, true_rate: float | None, counts=None) -> dict:
+    counts = _round_counts(survey) if counts is None else counts
     return {
         "survey": survey,
         "live": _live_questions(survey, counts, true_rate),
         "ticks": TICKS,
-        "poll_url": reverse("classroom:poll", args=[survey.id]) + query,
+        "poll_url": reverse("classroom:poll", args=[survey.id]) + _keep_true_rate(true_rate),
+        "keep_query": _keep_true_rate(true_rate),
         "poll_seconds": POLL_SECONDS,
     }
 
@@ -261,7 +263,7 @@ def poll(request: HttpRequest, survey_id: int) -> HttpResponse:
     )
     if unchanged := _not_modified(request, etag):
         return unchanged
-    context = _presenter_context(survey, true_rate)
+    context = _presenter_context(survey, true_rate, counts)
     return _cacheable(render(request, "classroom/presenter.html#live", context), etag)
 
 
@@ -284,7 +286,8 @@ def control(request: HttpRequest, survey_id: int, action: str) -> HttpResponse:
     if action not in CONTROLS:
         return HttpResponse(f"Unknown action {action!r}.", status=404, content_type="text/plain")
     CONTROLS[action](survey)
-    return redirect("classroom:presenter", survey.id)
+    presenter_url = reverse("classroom:presenter", args=[survey.id])
+    return redirect(presenter_url + _keep_true_rate(_true_rate(request.GET)))
 
 
 @login_required
@@ -297,35 +300,39 @@ def simulate(request: HttpRequest, survey_id: int) -> HttpResponse:
         form.add_error(None, "This session has ended: reopen it to simulate more students.")
     if not form.is_valid():
         return _presenter_page(request, survey, None, form, status=400)
-    rate = form.cleaned_data["true_rate"]
-    survey.simulate(form.cleaned_data["n"], rate / 100)
-    return redirect(reverse("classroom:presenter", args=[survey.id]) + f"?true_rate={rate:g}")
+    rate = form.cleaned_data["true_rate"] / 100
+    survey.simulate(form.cleaned_data["n"], rate)
+    return redirect(reverse("classroom:presenter", args=[survey.id]) + _keep_true_rate(rate))
 
 
 @require_GET
 def student_status(request: HttpRequest, slug: str) -> HttpResponse:
     """What a student's phone shows under the question: open or locked, and the class
-    result once revealed. Public (by the unguessable slug), cookie-free and cheap."""
+    result once revealed. Public (by the unguessable slug), cookie-free and cheap: every
+    phone gets the same fragment, rendered at most once per few seconds while answers
+    arrive, and at once when the instructor reveals, locks or starts a round."""
     survey = get_object_or_404(Survey, slug=slug, mode=Survey.Mode.CLASSROOM)
-    counts = _round_counts(survey) if survey.results_revealed else {}
-    etag = _etag("student", *_state(survey), survey.results_revealed, sorted(counts.items()))
-    if unchanged := _not_modified(request, etag):
-        return _student_page(unchanged)
-    # Every phone gets the same fragment: render it once per change, not once per phone.
-    html = cache.get(f"classroom:status:{etag}")
-    if html is None:
+    key = "classroom:status:" + _etag(*_state(survey), survey.results_revealed)
+    cached = cache.get(key)
+    if cached is None:
         context = {"survey": survey, "ticks": TICKS}
         if survey.results_revealed:
-            context["live"] = _live_questions(survey, counts, None)
+            context["live"] = _live_questions(survey, _round_counts(survey), None)
         html = render_to_string("classroom/_student_status.html#status", context)
-        cache.set(f"classroom:status:{etag}", html, STATUS_CACHE_SECONDS)
+        cached = (_etag(html), html)
+        cache.set(key, cached, STATUS_FRESH_SECONDS)
+    etag, html = cached
+    if unchanged := _not_modified(request, etag):
+        return _student_page(unchanged)
     return _student_page(_cacheable(HttpResponse(html), etag))
 
 
 @require_GET
 def explain(request: HttpRequest) -> HttpResponse:
     """The explain panel as a page students can read on their phones."""
-    survey = Survey.objects.filter(slug=request.GET.get("s", ""), mode="classroom").first()
+    survey = Survey.objects.filter(
+        slug=request.GET.get("s", ""), mode=Survey.Mode.CLASSROOM
+    ).first()
     designs = (survey.designs() if survey else None) or [CLASSIC]
     context = {"survey": survey} | explain_context(designs[0])
     return _student_page(render(request, "classroom/explain.html", context))

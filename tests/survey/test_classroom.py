@@ -203,6 +203,14 @@ def test_hide_unlock_and_reopen_undo_reveal_lock_and_end(instructor, classroom):
     )
 
 
+def test_the_simulated_true_rate_stays_marked_across_controls(instructor, classroom):
+    url = reverse("classroom:control", args=[classroom.id, "reveal"]) + "?true_rate=30"
+    response = instructor.post(url)
+    assert response.url == reverse("classroom:presenter", args=[classroom.id]) + "?true_rate=30"
+    page = instructor.get(response.url).content.decode()
+    assert f'action="/classroom/{classroom.id}/hide/?true_rate=30"' in page
+
+
 def test_an_unknown_action_is_a_404_and_changes_nothing(instructor, classroom):
     response = instructor.post(reverse("classroom:control", args=[classroom.id, "explode"]))
     assert response.status_code == 404
@@ -388,6 +396,17 @@ def test_the_student_status_hides_counts_before_reveal(client, classroom):
     etag = status(client, classroom)["ETag"]
     submit(client, classroom)
     assert status(client, classroom, if_none_match=etag).status_code == 304
+
+
+def test_the_revealed_status_is_computed_once_per_freshness_window(
+    client, classroom, django_assert_num_queries
+):
+    submit(client, classroom)
+    classroom.reveal()
+    etag = status(client, classroom)["ETag"]
+    submit(client, classroom)
+    with django_assert_num_queries(1):  # the survey's state; the fragment comes from the cache
+        assert status(client, classroom, if_none_match=etag).status_code == 304
 
 
 def test_a_research_survey_has_no_student_status(client, survey):
