@@ -62,3 +62,9 @@ bench-respondent: setup chromium
 .PHONY: bench-poll
 bench-poll: setup
 	$(PY) bench/poll.py
+
+## Submission throughput vs a no-op view under gunicorn (PostgreSQL, SQLite, two
+## instances), then kill -9 mid-load; checks every acknowledged answer is stored.
+.PHONY: bench-submit
+bench-submit: setup
+	$(PY) bench/submit.py
