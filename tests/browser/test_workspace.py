@@ -114,3 +114,33 @@ def test_build_open_answer_watch_and_export(live_server, browser, page, owner, s
     assert book["questions"][2]["design"] == {"name": "mirrored", "p": 0.8}
     assert book["epsilon_total"] == pytest.approx(total)
     assert errors == []
+
+
+def test_the_dashboard_draws_a_day_of_answers(live_server, page, make_survey, screenshot):
+    """Tallies spread over 24 hours: the band narrows as n grows (and looks right)."""
+    from datetime import timedelta
+
+    import numpy as np
+
+    from survey.models import Tally, current_hour
+
+    survey = make_survey(n_questions=3)
+    Survey.objects.filter(pk=survey.pk).update(title="Student life 2026")
+    rng = np.random.default_rng(2026)
+    start = current_hour() - timedelta(hours=23)
+    for i, question in enumerate(survey.questions.all()):
+        question.text = ("Cheated on an exam?", "Used a drug this year?", "Drove drunk?")[i]
+        question.save()
+        for hour in range(24):
+            reports = question.design.simulate(rng.random(40) < (0.1, 0.3, 0.05)[i], rng)
+            counts = {
+                (question.id, 1): int(reports.sum()),
+                (question.id, 0): int(40 - reports.sum()),
+            }
+            Tally.add_counts(counts, round=1, simulated=True, hour=start + timedelta(hours=hour))
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/surveys/{survey.id}/results/?question={question.id}")
+    assert page.locator("[data-n-responses]").inner_text() == "960"
+    assert page.locator("polygon.svg-ci-band").count() == 1
+    assert page.locator(f"#time-{question.id}-desc").text_content().count("n = ") == 24
+    screenshot(page, "workspace-dashboard-day")
