@@ -163,9 +163,10 @@ class Survey(models.Model):
             return None if self.status == self.Status.OPEN else "Only an open survey can be closed."
         return f"Unknown action {action!r}."
 
-    def simulate(self, n: int, true_rate: float, rng=None) -> int:
+    def simulate(self, n: int, true_rate: float, rng=None, *, hour: datetime | None = None) -> int:
         """Add ``n`` simulated respondents whose true answers are yes with probability
-        ``true_rate``, randomized by the same design code, marked simulated."""
+        ``true_rate``, randomized by the same design code, marked simulated (``hour``: when
+        they count as arrived, for a demo's estimate-over-time chart; default now)."""
         import numpy as np
 
         rng = rng or np.random.default_rng()
@@ -173,7 +174,7 @@ class Survey(models.Model):
         columns = [q.design.simulate(rng.random(n) < true_rate, rng) for q in questions]
         rows = zip(*columns, strict=True) if columns else iter(())
         reports = ({q.id: int(v) for q, v in zip(questions, row, strict=True)} for row in rows)
-        return bulk_record(self, reports, simulated=True)
+        return bulk_record(self, reports, simulated=True, hour=hour)
 
     def record_submission(
         self,
@@ -417,9 +418,15 @@ class Invite(models.Model):
         return "unknown" if used is None else ("used" if used else "valid")
 
 
-def bulk_record(survey: Survey, reports: Iterable[dict[int, int]], *, simulated: bool) -> int:
+def bulk_record(
+    survey: Survey,
+    reports: Iterable[dict[int, int]],
+    *,
+    simulated: bool,
+    hour: datetime | None = None,
+) -> int:
     """Store many submissions at once (simulation, import): one transaction, one upsert."""
-    hour = current_hour()
+    hour = hour or current_hour()
     submissions, answers, counts = [], [], {}
     for values in reports:
         sid = uuid.uuid4()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import uuid
 
 import numpy as np
@@ -10,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from estimator.analysis import survey_results
 from survey import exports
-from survey.models import Submission, Survey
+from survey.models import Submission, Survey, Tally
 
 pytestmark = pytest.mark.django_db
 
@@ -121,3 +122,11 @@ def test_import_responses_lists_bad_lines_and_stores_nothing(survey, tmp_path):
 def test_import_responses_reports_an_unreadable_file(survey, tmp_path):
     with pytest.raises(CommandError, match="cannot read"):
         call_command("import_responses", str(survey.id), str(tmp_path / "missing.csv"))
+
+
+def test_the_demo_spreads_its_simulated_answers_over_twelve_hours():
+    call_command("seed_demo", "--responses", "120", stdout=io.StringIO())
+    research = Survey.objects.get(mode="research")
+    hours = Tally.objects.filter(question__survey=research).counts_by_hour()
+    assert len(hours) == 12
+    assert sum(n for _, _, n in hours) == 120 * research.questions.count()

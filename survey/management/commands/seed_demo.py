@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from survey.models import Survey
+from survey.models import Survey, current_hour
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "deniable-demo"
+DEMO_HOURS = 12
 
 RESEARCH_QUESTIONS = [
     "Have you ever cheated on an exam?",
@@ -54,7 +57,11 @@ class Command(BaseCommand):
             research.questions.create(
                 position=position, text=text, design_params={"p_truth": 0.5, "p_yes": 0.5}
             )
-        research.simulate(responses, 0.25, rng)
+        # Spread over the last hours, so the dashboard's estimate-over-time chart has a story.
+        batches = np.array_split(np.arange(responses), DEMO_HOURS)
+        for hours_ago, batch in zip(range(DEMO_HOURS - 1, -1, -1), batches, strict=True):
+            hour = current_hour() - timedelta(hours=hours_ago)
+            research.simulate(len(batch), 0.25, rng, hour=hour)
         classroom = Survey.objects.create(
             owner=user,
             title="Classroom demo",
