@@ -8,6 +8,7 @@ side by side in this run), how many polls were answered 304, their latency, and 
 size of every poll response.
 
     .venv/bin/python bench/poll.py                 # SQLite in a temporary file
+    createdb -h 127.0.0.1 -U postgres bench_poll   # PostgreSQL: an empty database, then
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_poll .venv/bin/python bench/poll.py
 """
 
