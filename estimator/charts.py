@@ -21,6 +21,7 @@ LABEL_WIDTH = 290
 RIGHT = 24
 ROW = 34
 TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+MAX_POINTS = 120
 
 
 def _pct(value: float) -> str:
@@ -111,6 +112,15 @@ def estimates_over_time(
         TimePoint(row[0], int(k), float(e), float(lo), float(hi))
         for row, k, e, lo, hi in zip(rows, n, estimates, low, high, strict=True)
     ]
+
+
+def thin(points: list[TimePoint], limit: int = MAX_POINTS) -> list[TimePoint]:
+    """At most ``limit`` evenly spaced points, always keeping the first and the latest:
+    a survey open for months has thousands of hours, a chart needs far fewer."""
+    if len(points) <= limit:
+        return points
+    keep = np.unique(np.linspace(0, len(points) - 1, limit).round().astype(int))
+    return [points[i] for i in keep]
 
 
 def over_time_chart(question: Question, points: list[TimePoint], level: float) -> SafeString:

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from estimator.analysis import parse_estimate_options, survey_results
-from estimator.charts import estimates_over_time, forest_plot, over_time_chart
+from estimator.charts import estimates_over_time, forest_plot, over_time_chart, thin
 from estimator.randomized_response import CI_METHODS
 from survey.models import Survey
 
@@ -26,7 +26,9 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
     questions = [r.question for r in results.questions]
     chosen = next((q for q in questions if str(q.id) == request.GET.get("question")), None)
     chosen = chosen or (questions[0] if questions else None)
-    points = estimates_over_time(chosen, level, method, survey.current_round) if chosen else []
+    points = (
+        thin(estimates_over_time(chosen, level, method, survey.current_round)) if chosen else []
+    )
     context = {
         "survey": survey,
         "results": results,

@@ -302,3 +302,23 @@ def test_a_bad_offline_file_lists_its_lines_and_imports_nothing(
     assert response.status_code == 400
     assert message in response.content.decode()
     assert not survey.submissions.exists()
+
+
+def test_the_time_chart_is_cumulative_and_thinned_for_long_surveys(survey):
+    from datetime import timedelta
+
+    from estimator.charts import estimates_over_time, thin
+    from survey.models import Tally, current_hour
+
+    question = survey.questions.get()
+    start = current_hour() - timedelta(hours=499)
+    for hour in range(500):
+        counts = {(question.id, 1): 1, (question.id, 0): 1}
+        Tally.add_counts(counts, round=1, simulated=True, hour=start + timedelta(hours=hour))
+    points = estimates_over_time(question, 0.95, "wilson", round=1)
+    assert [p.n for p in points[:3]] == [2, 4, 6]
+    assert points[-1].n == 1000
+    assert points[-1].estimate == pytest.approx(0.5)
+    thinned = thin(points)
+    assert len(thinned) == 120
+    assert (thinned[0], thinned[-1]) == (points[0], points[-1])
