@@ -433,6 +433,10 @@ def main() -> int:
             header = ["run", "stored", "acknowledged", "missing", "answers = stored × questions",
                       "partial", "tallies = stored"]  # fmt: skip
             print(table(header, checks))
+        for row in rows:
+            if row[0].startswith("postgres") and row[5]:
+                verdict = "met" if float(row[5]) >= 0.5 else "NOT met"
+                print(f"\nTarget ratio ≥ 0.5 on PostgreSQL ({row[0]}): {verdict} ({row[5]})")
         failed = any(c[3] != "0" or c[4] != "True" or c[5] != "0" or c[6] != "True" for c in checks)
         failed |= any(row[-1] != "0" for row in rows)
         if "crash" in only:
