@@ -202,6 +202,8 @@ def main() -> None:
 
     env = setup_environment()
     survey, cookie = prepare_database()
+    from survey.classroom import STATUS_FRESH_SECONDS
+
     server = Server(env, args.workers)
     poll_path = f"/classroom/{survey.id}/poll/"
     status_path = f"/classroom/status/{survey.slug}/"
@@ -244,6 +246,7 @@ def main() -> None:
                 polls[name][0].extend(running.codes)
                 polls[name][1].extend(running.latencies)
         report(scenarios, results, polls, args, env)
+        time.sleep(STATUS_FRESH_SECONDS + 0.5)  # let every worker's cached fragment settle
         print()
         print("| response | status | body bytes | header bytes |")
         print("|---|---:|---:|---:|")
