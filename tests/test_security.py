@@ -246,7 +246,10 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
     env = {
         key: value
         for key, value in os.environ.items()
-        if key not in ("DEBUG", "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS")
+        # The browser tests set DJANGO_ALLOW_ASYNC_UNSAFE for Playwright in this process;
+        # a deployment never has it.
+        if key
+        not in ("DEBUG", "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "DJANGO_ALLOW_ASYNC_UNSAFE")
     }
     env |= {
         "DENIABLE_ENV": "production",
