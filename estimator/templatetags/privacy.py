@@ -30,7 +30,9 @@ def odds_bound(value: float | None) -> str:
     if value is None or math.isinf(value):
         return "unbounded"
     ratio = math.exp(value)
-    text = f"{ratio:.0f}" if abs(ratio - round(ratio)) < 0.005 else f"{ratio:.2f}"
+    # Whole numbers read best ("3×", "117×"); small non-integer ratios keep two decimals.
+    near_whole = abs(ratio - round(ratio)) < 0.005 or ratio >= 10
+    text = f"{ratio:,.0f}" if near_whole else f"{ratio:.2f}"
     return f"{text}×"
 
 
