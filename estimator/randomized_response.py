@@ -42,6 +42,7 @@ DEFAULT_LEVEL = 0.95
 NO_DATA_MESSAGE = "No reports yet: an estimate needs at least one answer."
 # Bisection halves the lower tail mass of the HPD interval: 2⁻⁴⁰ is far below float noise.
 _BISECTION_STEPS = 40
+_SMALLEST_TAIL = 1e-300
 
 
 def _check_probability(name: str, value: float) -> float:
@@ -436,9 +437,16 @@ def _truncated_beta_quantile(k: np.ndarray, n: np.ndarray, lo: float, hi: float)
 
     def quantile(p: float | np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
+            # scipy's beta quantiles overflow on subnormal tail masses: those are the edge.
+            tail = np.where(use_sf, s_lo - p * mass, f_lo + p * mass)
+            at_edge = tail < _SMALLEST_TAIL
+            # Both sides are evaluated everywhere; where unused they get a harmless 1/2.
             inside = np.where(
-                use_sf, posterior.isf(s_lo - p * mass), posterior.ppf(f_lo + p * mass)
+                use_sf,
+                posterior.isf(np.where(use_sf & ~at_edge, tail, 0.5)),
+                posterior.ppf(np.where(use_sf | at_edge, 0.5, tail)),
             )
+            inside = np.where(at_edge, np.where(use_sf, hi, lo), inside)
             from_edge = np.where(bulk_below, -np.log1p(-p), np.log(p)) / rate
         return np.clip(np.where(mass > 1e-250, inside, edge + from_edge), lo, hi)
 
