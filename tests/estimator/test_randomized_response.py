@@ -273,3 +273,16 @@ def test_every_design_simulates_its_response_matrix(design):
         reports = design.simulate(np.full(100_000, truth), rng)
         expected = design.response_matrix[1, truth]
         assert stats.binomtest(int(reports.sum()), reports.size, expected).pvalue > 1e-6
+
+
+@pytest.mark.parametrize(
+    ("design", "k", "n", "level"),
+    [
+        (ForcedResponse(p_truth=1.0, p_yes=0.023), 1, 20, 0.52),
+        (ForcedResponse(p_truth=0.672, p_yes=0.074), 578, 3000, 0.61),
+        (Mirrored(p=0.881), 3, 100, 0.6),
+    ],
+)
+def test_bayesian_interval_survives_tail_masses_too_small_for_scipy(design, k, n, level):
+    low, high = design.estimate(k, n).ci(level, "jeffreys")
+    assert 0 <= low <= design.estimate(k, n).estimate <= high <= 1
