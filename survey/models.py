@@ -320,6 +320,24 @@ class TallyQuerySet(models.QuerySet):
         )
         return [(row["hour"], row["yes"] or 0, row["n"]) for row in rows]
 
+    def compact(self, before: datetime) -> int:
+        """Fold the shards of every hour before ``before`` into shard 0.
+
+        Shards only help while an hour is receiving answers; afterwards they are rows
+        that every estimate sums for nothing. Totals are unchanged, so this is safe to run
+        at any time (e.g. hourly from cron via ``manage.py compact_tallies``). Returns the
+        number of rows removed.
+        """
+        keys = ["question_id", "round", "simulated", "hour", "value"]
+        with transaction.atomic():
+            old = self.filter(hour__lt=before).select_for_update()
+            sums = list(old.values(*keys).annotate(total=models.Sum("count")).order_by())
+            removed, _ = old.delete()
+            Tally.objects.bulk_create(
+                [Tally(shard=0, count=row.pop("total"), **row) for row in sums], batch_size=1000
+            )
+        return removed - len(sums)
+
 
 class Tally(models.Model):
     """Running counts of reports, kept in the same transaction as the answers.
