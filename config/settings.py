@@ -17,7 +17,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def env(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
+    """An environment variable; set but empty counts as unset (``DATABASE_URL= make run``)."""
+    return os.environ.get(name) or default
 
 
 def env_bool(name: str, default: bool) -> bool:

@@ -330,7 +330,13 @@ class TallyQuerySet(models.QuerySet):
         """
         keys = ["question_id", "round", "simulated", "hour", "value"]
         with transaction.atomic():
-            old = self.filter(hour__lt=before).select_for_update()
+            # Lock the rows first (PostgreSQL cannot lock an aggregate), then fold exactly
+            # those: a row a late submission adds meanwhile has a higher id and is kept.
+            locked = self.filter(hour__lt=before).select_for_update().values_list("pk", flat=True)
+            newest = max(locked, default=None)
+            if newest is None:
+                return 0
+            old = self.filter(hour__lt=before, pk__lte=newest)
             sums = list(old.values(*keys).annotate(total=models.Sum("count")).order_by())
             removed, _ = old.delete()
             Tally.objects.bulk_create(
