@@ -30,20 +30,13 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.browser.conftest import CHROMIUM, LAUNCH_ARGS  # noqa: E402  (one launch recipe)
+
 DESIGNS = [
     ("forced_response", {"p_truth": 0.5, "p_yes": 0.5}),
     ("forced_response", {"p_truth": 0.75, "p_yes": 1 / 3}),
     ("mirrored", {"p": 0.75}),
     ("unrelated_question", {"p_truth": 0.5, "pi": 0.0833}),
-]
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
 ]
 
 
@@ -174,9 +167,7 @@ def main() -> None:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{server.server_port}"
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=LAUNCH_ARGS
-            )
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
             page = browser.new_page(viewport={"width": 360, "height": 740})
             print(f"Respondent page weight (3 questions, phone viewport), {base}{path}\n")
             page_weight(page, base + path)

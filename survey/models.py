@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime
 
+import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 from django.urls import reverse
@@ -167,8 +168,6 @@ class Survey(models.Model):
         """Add ``n`` simulated respondents whose true answers are yes with probability
         ``true_rate``, randomized by the same design code, marked simulated (``hour``: when
         they count as arrived, for a demo's estimate-over-time chart; default now)."""
-        import numpy as np
-
         rng = rng or np.random.default_rng()
         questions = list(self.questions.all())
         columns = [q.design.simulate(rng.random(n) < true_rate, rng) for q in questions]
