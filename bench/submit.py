@@ -8,7 +8,8 @@ For each scenario the script migrates a fresh database (PostgreSQL: a database n
 starts gunicorn on a free loopback port and drives it with many concurrent clients:
 
 * ``noop``: GET /healthz (a Django view that touches nothing) on the same server, in the
-  same run, as the baseline;
+  same run, as the baseline; no-op and submit loads alternate in ``--rounds`` rounds so
+  that a drift in the machine's speed weighs on both alike;
 * ``submit``: POST /api/public/surveys/<slug>/responses/ with fresh submission ids;
 * ``scale-out``: two gunicorn instances on two ports sharing one PostgreSQL (and one
   Redis for the rate-limit counters when Redis answers on 127.0.0.1:6379), the clients
@@ -238,16 +239,28 @@ class Load:
     retried_200: int = 0
     seconds: float = 0.0
 
-    def row(self, name: str, baseline: Load | None = None) -> list[str]:
-        rate = len(self.latencies) / self.seconds
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.seconds
+
+    def add(self, other: Load) -> None:
+        self.statuses += other.statuses
+        self.latencies += other.latencies
+        self.acknowledged |= other.acknowledged
+        self.connection_errors += other.connection_errors
+        self.retried_200 += other.retried_200
+        self.seconds += other.seconds
+
+    def row(self, name: str, baseline: Load | None = None, ratios: list[float] = ()) -> list[str]:
         lat = sorted(self.latencies)
         p50 = statistics.median(lat) * 1000
         p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] * 1000
         server_errors = sum(n for status, n in self.statuses.items() if status >= 500)
-        ratio = f"{rate / (len(baseline.latencies) / baseline.seconds):.2f}" if baseline else ""
+        ratio = f"{self.rate / baseline.rate:.2f}" if baseline else ""
+        spread = f"{min(ratios):.2f}–{max(ratios):.2f}" if ratios else ""
         statuses = " ".join(f"{s}×{n}" for s, n in sorted(self.statuses.items()))
-        return [name, str(len(lat)), f"{rate:.0f}", f"{p50:.1f}", f"{p99:.1f}", ratio,
-                statuses, str(server_errors)]  # fmt: skip
+        return [name, str(len(lat)), f"{self.rate:.0f}", f"{p50:.1f}", f"{p99:.1f}", ratio,
+                spread, statuses, str(server_errors)]  # fmt: skip
 
 
 async def drive(
@@ -332,8 +345,7 @@ def throughput(engine, args, workdir, instances=1, redis=False) -> tuple[list, d
         try:
             ports = [s.port for s in servers]
             asyncio.run(drive(ports, min(1000, args.submissions), args.clients, noop))  # warm-up
-            base = asyncio.run(drive(ports, args.submissions, args.clients, noop))
-            load = asyncio.run(drive(ports, args.submissions, args.clients, submitter(survey)))
+            base, load, ratios = interleaved(ports, args, survey)
         finally:
             for server in servers:
                 server.stop()
@@ -342,8 +354,24 @@ def throughput(engine, args, workdir, instances=1, redis=False) -> tuple[list, d
         drop_database(db)
     label = f"{engine}, {instances} × {max(1, args.workers // instances)} workers"
     label += " + Redis rate limit" if redis else ""
-    rows = [base.row(f"{label}: no-op /healthz"), load.row(f"{label}: submit", base)]
+    rows = [base.row(f"{label}: no-op /healthz"), load.row(f"{label}: submit", base, ratios)]
     return rows, check
+
+
+def interleaved(ports: list[int], args, survey: dict) -> tuple[Load, Load, list[float]]:
+    """Alternate no-op and submit rounds, so that the machine's drifting speed (shared
+    CPUs, other tenants) weighs on both alike; totals of each, and each round's ratio."""
+    base, load, ratios = Load(), Load(), []
+    per_round = -(-args.submissions // args.rounds)
+    make = submitter(survey)
+    for _ in range(args.rounds):
+        bodies = [make(i) for i in range(per_round)]  # built before the clock starts
+        noops = asyncio.run(drive(ports, per_round, args.clients, noop))
+        submits = asyncio.run(drive(ports, per_round, args.clients, bodies.__getitem__))
+        ratios.append(submits.rate / noops.rate)
+        base.add(noops)
+        load.add(submits)
+    return base, load, ratios
 
 
 def crash(engine, args, workdir) -> dict:
@@ -401,6 +429,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2 * os.cpu_count() + 1)
     parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5, help="alternating no-op/submit rounds")
     parser.add_argument(
         "--only", choices=["postgres", "sqlite", "scale-out", "crash"], action="append"
     )
@@ -425,8 +454,8 @@ def main() -> int:
             checks.append([result[-1][0], *map(str, check.values())])
         print(f"\n{args.clients} concurrent clients, {args.questions} questions per submission, "
               f"{os.cpu_count()} CPUs shared by server and clients\n")  # fmt: skip
-        header = ["run", "requests", "req/s", "p50 ms", "p99 ms", "ratio to no-op", "statuses",
-                  "5xx"]  # fmt: skip
+        header = ["run", "requests", "req/s", "p50 ms", "p99 ms", "ratio to no-op",
+                  "rounds' ratios", "statuses", "5xx"]  # fmt: skip
         print(table(header, rows))
         if checks:
             print("\nDatabase check after each submit run:\n")

@@ -12,8 +12,8 @@ from survey import api_public, ratelimit
 from survey import views as survey_views
 
 api_patterns = [
+    path("public/surveys/<str:slug>/responses/", api_public.submit_endpoint, name="api-submit"),
     path("auth/token/", obtain_auth_token, name="api-token"),
-    path("public/surveys/<str:slug>/responses/", api_public.submit_response, name="api-submit"),
     path(
         "surveys/<int:survey_id>/estimates/",
         estimator_api.survey_estimates,
@@ -29,6 +29,8 @@ handler404 = "config.errors.not_found"
 urlpatterns = [
     path("", survey_views.home, name="home"),
     path("healthz", survey_views.healthz, name="healthz"),
+    # Early: respondents' submissions are the busiest route; resolving it walks no others.
+    path("api/", include(api_patterns)),
     path("", include("survey.urls")),
     path("", include("estimator.urls")),
     path("", include("survey.classroom_urls")),
@@ -45,5 +47,4 @@ urlpatterns = [
         name="password_change_done",
     ),
     path("admin/", admin.site.urls),
-    path("api/", include(api_patterns)),
 ]

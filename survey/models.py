@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 import numpy as np
+import psycopg
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 from django.urls import reverse
@@ -278,11 +279,104 @@ class Submission(models.Model):
     def __str__(self) -> str:
         return f"submission {self.submission_id}"
 
+    @classmethod
+    def store_if_accepting(
+        cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int]
+    ) -> bool:
+        """The respondents' hot path: store a submission with a few plain SQL statements
+        in one short transaction, if the survey is open, unlocked and needs no invite.
+
+        The survey's state is checked by the INSERT itself, so a survey closed a moment
+        ago gets nothing. Returns False when nothing was stored, whatever the reason (a
+        retry, a closed or locked survey, an invite needed, no such survey): the caller
+        then takes :meth:`Survey.record_submission`'s path, which tells these apart.
+        ``values`` must already be validated against the survey's questions.
+        """
+        hour = current_hour()
+        if connection.vendor == "postgresql":
+            return cls._store_in_one_statement(survey_id, submission_id, values, hour)
+        submission_db = cls._meta.pk.get_db_prep_value(submission_id, connection)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {cls._meta.db_table} "
+                "(submission_id, survey_id, round, simulated, received_hour) "
+                "SELECT %s, id, current_round, %s, %s "
+                f"FROM {Survey._meta.db_table} "
+                "WHERE id = %s AND status = %s AND NOT is_locked AND NOT requires_invite "
+                "ON CONFLICT (submission_id) DO NOTHING RETURNING round",
+                [
+                    submission_db,
+                    False,
+                    connection.ops.adapt_datetimefield_value(hour),
+                    survey_id,
+                    Survey.Status.OPEN.value,
+                ],
+            )
+            row = cursor.fetchone()
+            if row is None:
+                return False
+            Answer.insert_values(cursor, submission_db, values)
+            Tally.add_counts(
+                dict.fromkeys(values.items(), 1), round=row[0], simulated=False, hour=hour
+            )
+        return True
+
+    @classmethod
+    def _store_in_one_statement(
+        cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int], hour: datetime
+    ) -> bool:
+        """PostgreSQL: the same writes as one statement (data-modifying CTEs), so a
+        submission costs one round trip and its own implicit transaction."""
+        tally = Tally._meta.db_table
+        sql = f"""
+            WITH survey AS (
+                SELECT id, current_round FROM {Survey._meta.db_table}
+                WHERE id = %(survey)s AND status = %(open)s
+                  AND NOT is_locked AND NOT requires_invite
+            ), submission AS (
+                INSERT INTO {cls._meta.db_table}
+                    (submission_id, survey_id, round, simulated, received_hour)
+                SELECT %(submission)s, id, current_round, false, %(hour)s FROM survey
+                ON CONFLICT (submission_id) DO NOTHING
+                RETURNING round
+            ), report AS (
+                SELECT * FROM unnest(%(questions)s::bigint[], %(values)s::smallint[])
+                    AS report (question, value)
+            ), answer AS (
+                INSERT INTO {Answer._meta.db_table} (submission_id, question_id, value)
+                SELECT %(submission)s, question, value FROM submission, report
+            )
+            INSERT INTO {tally} (question_id, round, simulated, hour, value, shard, count)
+            SELECT question, round, false, %(hour)s, value, %(shard)s, 1 FROM submission, report
+            ON CONFLICT (question_id, round, simulated, hour, value, shard)
+            DO UPDATE SET count = {tally}.count + excluded.count
+        """
+        params = {
+            "survey": survey_id,
+            "open": Survey.Status.OPEN.value,
+            "submission": submission_id,
+            "hour": hour,
+            "questions": list(values),
+            "values": list(values.values()),
+            "shard": secrets.randbelow(TALLY_SHARDS),
+        }
+        # Bound server-side, so PostgreSQL prepares it once per connection (settings.py);
+        # wrapped as Django wraps its own cursors: errors, execute wrappers, query log.
+        connection.ensure_connection()
+        server_bound = psycopg.Cursor(connection.connection)
+        wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
+        with wrap(server_bound) as cursor:
+            cursor.execute(sql, params)
+            return cursor.rowcount > 0
+
 
 class Answer(models.Model):
     """A randomized report: the only trace of a respondent's answer on the server."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="answers")
+    # No index of its own: the (submission, question) unique index serves it.
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="answers", db_index=False
+    )
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
     value = models.SmallIntegerField()
 
@@ -295,6 +389,16 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"reported {self.value} to question {self.question_id}"
+
+    @classmethod
+    def insert_values(cls, cursor, submission_db, values: dict[int, int]) -> None:
+        """One multi-row INSERT of a submission's reports (``submission_db``: its id as
+        the database stores it)."""
+        cursor.execute(
+            f"INSERT INTO {cls._meta.db_table} (submission_id, question_id, value) VALUES "
+            + ", ".join(["(%s, %s, %s)"] * len(values)),
+            [item for qid, value in values.items() for item in (submission_db, qid, value)],
+        )
 
 
 class TallyQuerySet(models.QuerySet):
@@ -352,7 +456,10 @@ class Tally(models.Model):
     concurrent submissions to one question do not all wait on one row lock.
     """
 
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="tallies")
+    # No index of its own: the one_tally_row unique index starts with it.
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, related_name="tallies", db_index=False
+    )
     round = models.PositiveIntegerField(default=1)
     simulated = models.BooleanField(default=False)
     hour = models.DateTimeField()
