@@ -6,8 +6,11 @@ individual answers, so its cost does not grow with the number of respondents.
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from django.db.models import Sum
 
 from estimator.randomized_response import (
     CI_METHODS,
@@ -23,10 +26,15 @@ from survey.models import Question, Survey, Tally
 
 @dataclass(frozen=True)
 class QuestionResult:
+    """One question's estimate. ``n_simulated`` of its ``estimate.n`` reports are simulated:
+    they count in the estimate (the demo and classroom rely on that) but the exports leave
+    them out, so it is shown wherever n is, to explain the difference."""
+
     question: Question
     estimate: BinaryEstimate
     level: float
     method: str
+    n_simulated: int
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -38,6 +46,7 @@ class QuestionResult:
             "question": self.question.id,
             "text": self.question.text,
             "n": est.n,
+            "n_simulated": self.n_simulated,
             "yes_count": est.yes_count,
             "raw_yes_rate": est.raw_yes_rate,
             "estimate": est.estimate,
@@ -63,6 +72,11 @@ class SurveyResults:
         return max((r.estimate.n for r in self.questions), default=0)
 
     @property
+    def n_simulated(self) -> int:
+        """Simulated respondents answer every question, so this is how many there are."""
+        return max((r.n_simulated for r in self.questions), default=0)
+
+    @property
     def epsilon_total(self) -> float:
         return total_epsilon([r.estimate.design for r in self.questions])
 
@@ -70,6 +84,7 @@ class SurveyResults:
         return {
             "survey": self.survey.id,
             "n_responses": self.n_responses,
+            "n_simulated": self.n_simulated,
             "epsilon_total": json_epsilon(self.epsilon_total),
             "level": self.level,
             "method": self.method,
@@ -114,13 +129,32 @@ def survey_results(
     """Estimates for every question of ``survey`` (the current round unless given)."""
     level, method = check_level(level), check_method(method)
     questions = list(survey.questions.all())
-    counts = Tally.objects.filter(
-        question__survey=survey, round=round or survey.current_round
-    ).counts()
+    counts, simulated = round_counts(survey, round or survey.current_round)
     results = []
     for question in questions:
         by_value = counts.get(question.id, {})
         n = sum(by_value.values())
         estimate = question.design.estimate(by_value.get(1, 0), n)
-        results.append(QuestionResult(question, estimate, level, method))
+        results.append(
+            QuestionResult(question, estimate, level, method, simulated.get(question.id, 0))
+        )
     return SurveyResults(survey, results, level, method)
+
+
+def round_counts(survey: Survey, round: int) -> tuple[dict[int, Counter[int]], Counter[int]]:
+    """``({question_id: {value: reports}}, {question_id: simulated reports})`` for one
+    round, real and simulated together, from one aggregate query grouped by question,
+    simulated and value: the simulated share comes with the counts at no extra cost."""
+    counts: dict[int, Counter[int]] = defaultdict(Counter)
+    simulated: Counter[int] = Counter()
+    rows = (
+        Tally.objects.filter(question__survey=survey, round=round)
+        .values_list("question_id", "simulated", "value")
+        .annotate(total=Sum("count"))
+        .order_by()
+    )
+    for question_id, is_simulated, value, total in rows:
+        counts[question_id][value] += total
+        if is_simulated:
+            simulated[question_id] += total
+    return counts, simulated

@@ -24,7 +24,12 @@ from survey.models import Survey
 )
 @api_view(["GET"])
 def survey_estimates(request: Request, survey_id: int) -> Response:
-    """Debiased estimates with confidence intervals for every question of a survey."""
+    """Debiased estimates with confidence intervals for every question of a survey.
+
+    Simulated answers (demo, classroom, ``simulate_responses``) count in ``n`` and in the
+    estimates; ``n_simulated`` says how many of ``n`` they are, since the CSV exports
+    leave them out.
+    """
     survey = get_object_or_404(Survey.objects.owned_by(request.user), pk=survey_id)
     level, method, errors = parse_estimate_options(request.query_params)
     if errors:

@@ -26,10 +26,11 @@ from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.json import strict_constant
 
 from survey import ratelimit
 from survey.answer_sheet import AnswerSheet, InvalidAnswers
-from survey.models import InviteRejected, Submission, Survey
+from survey.models import InviteRejected, Submission, SubmissionIdTaken, Survey
 
 MAX_ANSWERS = 200
 
@@ -101,7 +102,9 @@ class SubmissionReceipt(serializers.Serializer):
         400: OpenApiResponse(description="Malformed submission; nothing stored."),
         403: OpenApiResponse(description="Invite missing, unknown or used."),
         404: OpenApiResponse(description="No such survey."),
-        409: OpenApiResponse(description="The survey is not open."),
+        409: OpenApiResponse(
+            description="The survey is not open, or the id belongs to another survey."
+        ),
         413: OpenApiResponse(description="Body over 64 KiB."),
         415: OpenApiResponse(description="Not application/json; nothing stored."),
         429: OpenApiResponse(description="Too many requests from this address; see Retry-After."),
@@ -153,6 +156,11 @@ def submit_response(request: Request, slug: str) -> Response:
             {"invite": ["This invite is missing, unknown or already used."]},
             status=status.HTTP_403_FORBIDDEN,
         )
+    except SubmissionIdTaken:
+        return Response(
+            {"submission_id": ["This id belongs to another survey's submission; use a new one."]},
+            status=status.HTTP_409_CONFLICT,
+        )
     return Response(receipt, status=status.HTTP_201_CREATED if stored else status.HTTP_200_OK)
 
 
@@ -176,11 +184,13 @@ def plain_submissions_first(view: Callable[..., HttpResponse]) -> Callable[..., 
         if (
             request.method == "POST"
             and request.content_type == "application/json"
+            and request.content_params.get("charset", "utf-8").lower() == "utf-8"
             and length.isdigit()
             and int(length) <= settings.MAX_SUBMISSION_BYTES
         ):
             try:
-                data = json.loads(request.body)
+                # As strict as DRF's parser: UTF-8, no NaN or Infinity.
+                data = json.loads(request.body.decode(), parse_constant=strict_constant)
             except (ValueError, RecursionError):
                 data = None
             sheet = AnswerSheet.for_slug(slug) if isinstance(data, dict) else None

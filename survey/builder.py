@@ -21,7 +21,7 @@ from scipy import stats
 
 from estimator.randomized_response import DEFAULT_LEVEL, BinaryDesign, total_epsilon
 from survey.forms import PRESETS, QuestionForm, SurveyForm
-from survey.models import Question, Survey
+from survey.models import DesignFrozen, Question, Survey
 
 DEFAULT_TARGET_N = 1000
 MAX_TARGET_N = 10_000_000
@@ -123,18 +123,23 @@ def builder(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 
 def frozen_response(request: HttpRequest, survey: Survey) -> HttpResponse | None:
-    if not survey.is_frozen:
-        return None
-    return render_builder(
-        request,
-        survey,
-        status=409,
-        frozen_error="This survey already has answers: its questions and designs are frozen.",
-    )
+    """The 409 page if the survey's questions are frozen; call inside the editing
+    transaction (see :meth:`Survey.check_design_editable`)."""
+    try:
+        survey.check_design_editable()
+    except DesignFrozen:
+        return render_builder(
+            request,
+            survey,
+            status=409,
+            frozen_error="This survey already has answers: its questions and designs are frozen.",
+        )
+    return None
 
 
 @login_required
 @require_POST
+@transaction.atomic
 def question_add(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = owned_survey(request, survey_id)
     if response := frozen_response(request, survey):
@@ -149,6 +154,7 @@ def question_add(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@transaction.atomic
 def question_edit(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     question = owned_question(request, survey_id, question_id)
     if response := frozen_response(request, question.survey):
@@ -162,6 +168,7 @@ def question_edit(request: HttpRequest, survey_id: int, question_id: int) -> Htt
 
 @login_required
 @require_POST
+@transaction.atomic
 def question_move(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     question = owned_question(request, survey_id, question_id)
     survey = question.survey
@@ -172,22 +179,21 @@ def question_move(request: HttpRequest, survey_id: int, question_id: int) -> Htt
     other = index + (-1 if request.POST.get("direction") == "up" else 1)
     if 0 <= other < len(questions):
         questions[index], questions[other] = questions[other], questions[index]
-        with transaction.atomic():
-            for position, q in enumerate(questions):
-                Question.objects.filter(pk=q.pk).update(position=position)
+        for position, q in enumerate(questions):
+            Question.objects.filter(pk=q.pk).update(position=position)
     return redirect_or_fragment(request, survey)
 
 
 @login_required
 @require_POST
+@transaction.atomic
 def question_delete(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     question = owned_question(request, survey_id, question_id)
     survey = question.survey
     if response := frozen_response(request, survey):
         return response
-    with transaction.atomic():
-        question.delete()
-        survey.questions.filter(position__gt=question.position).update(position=F("position") - 1)
+    question.delete()
+    survey.questions.filter(position__gt=question.position).update(position=F("position") - 1)
     return redirect_or_fragment(request, survey)
 
 

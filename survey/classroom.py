@@ -51,8 +51,11 @@ class LiveQuestion:
     """One question on the projector: its estimate, and where to draw it on the bar."""
 
     result: QuestionResult
-    n_simulated: int
     true_rate: float | None
+
+    @property
+    def n_simulated(self) -> int:
+        return self.result.n_simulated
 
     @property
     def estimate(self) -> BinaryEstimate:
@@ -113,7 +116,8 @@ def _classroom(request: HttpRequest, survey_id: int) -> Survey:
 
 
 def _round_counts(survey: Survey) -> dict[tuple[int, bool], int]:
-    """{(question_id, simulated): reports} in the current round: one aggregate query."""
+    """{(question_id, simulated): reports} in the current round: one aggregate query, cheap
+    enough to build the presenter poll's ETag from before any estimate is computed."""
     rows = (
         Tally.objects.filter(question__survey=survey, round=survey.current_round)
         .values_list("question_id", "simulated")
@@ -154,9 +158,8 @@ def _true_rate(params) -> float | None:
     return value / 100 if 0 <= value <= 100 else None
 
 
-def _live_questions(survey: Survey, counts: dict, true_rate: float | None) -> list[LiveQuestion]:
-    results = survey_results(survey).questions
-    return [LiveQuestion(r, counts.get((r.question.id, True), 0), true_rate) for r in results]
+def _live_questions(survey: Survey, true_rate: float | None) -> list[LiveQuestion]:
+    return [LiveQuestion(r, true_rate) for r in survey_results(survey).questions]
 
 
 def _join_url(request: HttpRequest, survey: Survey) -> str:
@@ -224,11 +227,10 @@ def _keep_true_rate(true_rate: float | None) -> str:
     return f"?true_rate={true_rate * 100:g}" if true_rate is not None else ""
 
 
-def _presenter_context(survey: Survey, true_rate: float | None, counts=None) -> dict:
-    counts = _round_counts(survey) if counts is None else counts
+def _presenter_context(survey: Survey, true_rate: float | None) -> dict:
     return {
         "survey": survey,
-        "live": _live_questions(survey, counts, true_rate),
+        "live": _live_questions(survey, true_rate),
         "ticks": TICKS,
         "poll_url": reverse("classroom:poll", args=[survey.id]) + _keep_true_rate(true_rate),
         "keep_query": _keep_true_rate(true_rate),
@@ -263,7 +265,7 @@ def poll(request: HttpRequest, survey_id: int) -> HttpResponse:
     )
     if unchanged := _not_modified(request, etag):
         return unchanged
-    context = _presenter_context(survey, true_rate, counts)
+    context = _presenter_context(survey, true_rate)
     return _cacheable(render(request, "classroom/presenter.html#live", context), etag)
 
 
@@ -317,7 +319,7 @@ def student_status(request: HttpRequest, slug: str) -> HttpResponse:
     if cached is None:
         context = {"survey": survey, "ticks": TICKS}
         if survey.results_revealed:
-            context["live"] = _live_questions(survey, _round_counts(survey), None)
+            context["live"] = _live_questions(survey, None)
         html = render_to_string("classroom/_student_status.html#status", context)
         cached = (_etag(html), html)
         cache.set(key, cached, STATUS_FRESH_SECONDS)

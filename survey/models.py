@@ -142,7 +142,14 @@ class Survey(models.Model):
         return self.has_answers()
 
     def check_design_editable(self) -> None:
-        """Raise :class:`DesignFrozen` when the questions' designs may no longer change."""
+        """Raise :class:`DesignFrozen` when the questions' designs may no longer change.
+
+        Call it inside the transaction that edits them: it locks the survey row first,
+        and storing a submission takes a share of that lock (its foreign-key check), so
+        no first answer can arrive between this check and the edit. Answer sheets cached
+        by the submit endpoint rely on it (SQLite's write transactions are exclusive).
+        """
+        Survey.objects.select_for_update().filter(pk=self.pk).first()
         if self.is_frozen:
             raise DesignFrozen(
                 "This survey already has answers, so its questions and their designs are "
@@ -213,14 +220,21 @@ class Survey(models.Model):
                     hour=hour,
                 )
         except IntegrityError:
-            if Submission.objects.filter(submission_id=submission_id).exists():
+            if self.submissions.filter(submission_id=submission_id).exists():
                 return False
+            if Submission.objects.filter(submission_id=submission_id).exists():
+                raise SubmissionIdTaken from None
             raise
         return True
 
 
 class InviteRejected(Exception):
     """The survey requires an invite and this one is missing, unknown or used."""
+
+
+class SubmissionIdTaken(Exception):
+    """The submission id is already used by another survey's submission (random
+    version 4 ids never collide by chance, so the client reused one)."""
 
 
 class DesignFrozen(Exception):
@@ -283,8 +297,9 @@ class Submission(models.Model):
     def store_if_accepting(
         cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int]
     ) -> bool:
-        """The respondents' hot path: store a submission with a few plain SQL statements
-        in one short transaction, if the survey is open, unlocked and needs no invite.
+        """The respondents' hot path: store a submission in plain SQL (one statement on
+        PostgreSQL, one short transaction elsewhere) if the survey is open, unlocked and
+        needs no invite.
 
         The survey's state is checked by the INSERT itself, so a survey closed a moment
         ago gets nothing. Returns False when nothing was stored, whatever the reason (a
@@ -293,8 +308,19 @@ class Submission(models.Model):
         ``values`` must already be validated against the survey's questions.
         """
         hour = current_hour()
-        if connection.vendor == "postgresql":
-            return cls._store_in_one_statement(survey_id, submission_id, values, hour)
+        try:
+            if connection.vendor == "postgresql":
+                return cls._store_in_one_statement(survey_id, submission_id, values, hour)
+            return cls._store_in_transaction(survey_id, submission_id, values, hour)
+        except IntegrityError:
+            # A question deleted while the very first answers were on their way: nothing
+            # was stored, and the full path explains what is wrong now.
+            return False
+
+    @classmethod
+    def _store_in_transaction(
+        cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int], hour: datetime
+    ) -> bool:
         submission_db = cls._meta.pk.get_db_prep_value(submission_id, connection)
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
@@ -356,8 +382,9 @@ class Submission(models.Model):
             "open": Survey.Status.OPEN.value,
             "submission": submission_id,
             "hour": hour,
-            "questions": list(values),
-            "values": list(values.values()),
+            # Array literals as text: psycopg's list adaptation costs more than the rest.
+            "questions": "{" + ",".join(map(str, values)) + "}",
+            "values": "{" + ",".join(map(str, values.values())) + "}",
             "shard": secrets.randbelow(TALLY_SHARDS),
         }
         # Bound server-side, so PostgreSQL prepares it once per connection (settings.py);

@@ -11,7 +11,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from survey import served_code
-from survey.models import Invite, InviteRejected, Survey
+from survey.models import Invite, InviteRejected, SubmissionIdTaken, Survey
 
 BROWSER_CODE = "survey/rr.js"
 
@@ -87,7 +87,10 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
         context |= {"missing": missing, "paper_submission_id": submission_id}
         return _respondent_page(request, "survey/respond.html", context, status=400)
     try:
-        survey.record_submission(submission_id, values, invite_token=context["invite"])
+        try:
+            survey.record_submission(submission_id, values, invite_token=context["invite"])
+        except SubmissionIdTaken:  # a form tampered with: store the answers once anyway
+            survey.record_submission(uuid.uuid4(), values, invite_token=context["invite"])
     except InviteRejected:
         context["invite_status"] = Invite.status(survey, context["invite"])
         return _respondent_page(request, "survey/invite_rejected.html", context, status=403)

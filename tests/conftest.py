@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from survey.answer_sheet import forget_cached_sheets
 from survey.models import Survey
 
 CLASSIC = {"p_truth": 0.5, "p_yes": 0.5}
@@ -22,6 +23,13 @@ def empty_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def no_cached_answer_sheets() -> None:
+    """Answer sheets are cached per process: each test starts with none, as a fresh
+    process would, so no test sees a sheet cached by another."""
+    forget_cached_sheets()
 
 
 @pytest.fixture(autouse=True)

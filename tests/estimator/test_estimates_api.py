@@ -14,6 +14,7 @@ QUESTION_KEYS = {
     "question",
     "text",
     "n",
+    "n_simulated",
     "yes_count",
     "raw_yes_rate",
     "estimate",
@@ -54,7 +55,7 @@ def test_it_returns_the_spec_keys_and_the_estimate_from_counts(survey, owner, cl
     response = client_for(owner).get(url(survey))
     assert response.status_code == 200
     body = response.json()
-    assert set(body) >= {"survey", "n_responses", "epsilon_total", "questions"}
+    assert set(body) >= {"survey", "n_responses", "n_simulated", "epsilon_total", "questions"}
     assert body["survey"] == survey.id and body["n_responses"] == 100
     assert body["epsilon_total"] == pytest.approx(math.log(3))
     [row] = body["questions"]
@@ -63,6 +64,7 @@ def test_it_returns_the_spec_keys_and_the_estimate_from_counts(survey, owner, cl
     low, high = expected.ci(0.95, "wilson")
     assert row["question"] == question.id and row["text"] == question.text
     assert (row["n"], row["yes_count"], row["raw_yes_rate"]) == (100, 30, 0.3)
+    assert row["n_simulated"] == body["n_simulated"] == 0
     assert row["estimate"] == pytest.approx(0.1)
     assert row["estimate_unbiased"] == pytest.approx(0.1)
     assert row["std_error"] == pytest.approx(expected.std_error)
@@ -129,7 +131,7 @@ def test_unknown_survey_is_a_404(owner, client_for):
 def test_simulated_answers_of_the_current_round_are_estimated(survey, owner, client_for):
     survey.simulate(2000, 0.3, np.random.default_rng(11))
     [row] = client_for(owner).get(url(survey)).json()["questions"]
-    assert row["n"] == 2000
+    assert row["n"] == row["n_simulated"] == 2000
     assert row["ci_low"] <= 0.3 <= row["ci_high"]
 
 

@@ -240,7 +240,7 @@ def test_the_dashboard_shows_estimates_forest_plot_and_time_chart(logged_in, mak
     assert '<title id="forest-title">Estimated prevalence per question with 90 % intervals' in page
     assert "Estimate over time for “Question 1?”" in page
     assert 'hx-trigger="every 3s"' in page
-    assert "<td data-n>500</td>" in page
+    assert '<td data-n>500 <span class="hint" data-n-simulated>(500&nbsp;simulated)' in page
 
 
 def test_the_dashboard_poll_returns_only_the_results_fragment(logged_in, survey):
