@@ -11,9 +11,9 @@ starts gunicorn on a free loopback port and drives it with many concurrent clien
   same run, as the baseline; no-op and submit loads alternate in ``--rounds`` rounds so
   that a drift in the machine's speed weighs on both alike;
 * ``submit``: POST /api/public/surveys/<slug>/responses/ with fresh submission ids;
-* ``scale-out``: two gunicorn instances on two ports sharing one PostgreSQL (and one
-  Redis for the rate-limit counters when Redis answers on 127.0.0.1:6379), the clients
-  alternating between them as a load balancer would;
+* ``scale-out``: two gunicorn instances on two ports sharing one PostgreSQL, the clients
+  alternating between them as a load balancer would; then again with the rate limiter
+  on, its counters shared in one Redis (when Redis answers on 127.0.0.1:6379);
 * ``kill -9``: the whole gunicorn process group is killed mid-load and restarted; clients
   retry with the same submission id as the browser does.
 
@@ -449,9 +449,11 @@ def main() -> int:
                 rows += result
                 checks.append([result[-1][0], *map(str, check.values())])
         if "scale-out" in only:
-            result, check = throughput("postgres", args, workdir, 2, redis=redis_answers())
-            rows += result
-            checks.append([result[-1][0], *map(str, check.values())])
+            # Without, then with, the rate limiter's shared counters: its cost shows apart.
+            for redis in sorted({False, redis_answers()}):
+                result, check = throughput("postgres", args, workdir, 2, redis=redis)
+                rows += result
+                checks.append([result[-1][0], *map(str, check.values())])
         print(f"\n{args.clients} concurrent clients, {args.questions} questions per submission, "
               f"{os.cpu_count()} CPUs shared by server and clients\n")  # fmt: skip
         header = ["run", "requests", "req/s", "p50 ms", "p99 ms", "ratio to no-op",

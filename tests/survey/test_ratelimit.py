@@ -121,3 +121,38 @@ def test_walking_through_join_codes_is_throttled(client, tight):
     response = client.get("/j/?code=AAAAAF", REMOTE_ADDR=ADDRESS)
     assert response.status_code == 429
     assert int(response["Retry-After"]) == 50
+
+
+@pytest.fixture
+def on_redis(settings, tight):
+    """The shared counters of a multi-process deployment (CI starts Redis; a machine
+    without it skips these tests)."""
+    redis = pytest.importorskip("redis")
+    url = "redis://127.0.0.1:6379/14"
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=1)
+        client.flushdb()
+    except redis.exceptions.ConnectionError:
+        pytest.skip("Redis is not running on 127.0.0.1:6379")
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    }
+    yield client
+    client.flushdb()
+
+
+def test_on_redis_the_request_over_the_limit_is_429_and_stores_nothing(client, survey, on_redis):
+    assert [submit(client, survey).status_code for _ in range(3)] == [201] * 3
+    response = submit(client, survey)
+    assert (response.status_code, response["Retry-After"]) == (429, "50")
+    assert Submission.objects.count() == 3
+    assert submit(client, survey, address="198.51.100.1").status_code == 201
+
+
+def test_on_redis_a_counter_expires_with_its_window_and_names_no_address(client, survey, on_redis):
+    submit(client, survey)
+    keys = on_redis.keys("*")
+    assert len(keys) == 1
+    assert ADDRESS.encode() not in keys[0]
+    assert 0 < on_redis.ttl(keys[0]) <= 61
+    assert int(on_redis.get(keys[0])) == 1
