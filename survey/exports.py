@@ -24,6 +24,7 @@ ESTIMATE_COLUMNS = [
     "question",
     "text",
     "n",
+    "n_simulated",
     "yes_count",
     "raw_yes_rate",
     "estimate",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import uuid
 
@@ -70,8 +71,17 @@ def test_estimates_csv_leaves_missing_values_empty(make_survey):
     survey = make_survey(n_questions=1)
     text = exports.estimates_csv(survey_results(survey))
     header, row = text.splitlines()
-    assert header.startswith("question,text,n,yes_count,raw_yes_rate,estimate")
-    assert ",0,0,,,," in row
+    assert header.startswith("question,text,n,n_simulated,yes_count,raw_yes_rate,estimate")
+    assert ",0,0,0,,,," in row
+
+
+def test_estimates_csv_says_how_many_answers_are_simulated(make_survey):
+    """The responses file leaves them out, so the estimates file must say they are in n."""
+    survey = make_survey(n_questions=1)
+    survey.simulate(40, 0.3, np.random.default_rng(1))
+    survey.record_submission(uuid.uuid4(), {survey.questions.get().id: 1})
+    rows = list(csv.DictReader(io.StringIO(exports.estimates_csv(survey_results(survey)))))
+    assert (rows[0]["n"], rows[0]["n_simulated"]) == ("41", "40")
 
 
 def test_simulate_responses_adds_marked_answers(make_survey, capsys):
