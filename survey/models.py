@@ -29,7 +29,10 @@ TALLY_SHARDS = 8
 
 
 def new_slug() -> str:
-    return secrets.token_urlsafe(9)
+    """72 random bits, URL-safe; never starting with "-", which a command line (e.g.
+    ``manage.py import_responses <slug> file.csv``) would read as an option."""
+    slug = secrets.token_urlsafe(9)
+    return slug if not slug.startswith("-") else new_slug()
 
 
 def new_join_code() -> str:

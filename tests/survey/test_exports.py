@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from estimator.analysis import survey_results
 from survey import exports
-from survey.models import Submission, Survey, Tally
+from survey.models import Submission, Survey, Tally, new_slug
 
 pytestmark = pytest.mark.django_db
 
@@ -117,6 +117,10 @@ def test_commands_find_a_survey_by_slug_or_join_code_and_refuse_unknown_ones(sur
     assert survey.submissions.count() == 4
     with pytest.raises(CommandError, match="no single survey"):
         call_command("import_responses", "nope", str(path))
+
+
+def test_a_slug_never_starts_with_a_dash_that_a_command_line_would_take_for_an_option():
+    assert not any(new_slug().startswith("-") for _ in range(3000))
 
 
 def test_import_responses_lists_bad_lines_and_stores_nothing(survey, tmp_path):
