@@ -12,11 +12,12 @@ import secrets
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
+from functools import cache
 
 import numpy as np
 import psycopg
 from django.conf import settings
-from django.db import IntegrityError, connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -356,8 +357,31 @@ class Submission(models.Model):
     ) -> bool:
         """PostgreSQL: the same writes as one statement (data-modifying CTEs), so a
         submission costs one round trip and its own implicit transaction."""
+        params = {
+            "survey": survey_id,
+            "open": Survey.Status.OPEN.value,
+            "submission": submission_id,
+            "hour": hour,
+            # Array literals as text: psycopg's list adaptation costs more than the rest.
+            "questions": "{" + ",".join(map(str, values)) + "}",
+            "values": "{" + ",".join(map(str, values.values())) + "}",
+            "shard": secrets.randbelow(TALLY_SHARDS),
+        }
+        # Bound server-side, so PostgreSQL prepares it once per connection (settings.py);
+        # wrapped as Django wraps its own cursors: errors, execute wrappers, query log.
+        db = connections[DEFAULT_DB_ALIAS]  # not the proxy: each read of it is a lookup
+        db.ensure_connection()
+        wrap = db.make_debug_cursor if db.queries_logged else db.make_cursor
+        with wrap(psycopg.Cursor(db.connection)) as cursor:
+            cursor.execute(cls._one_statement_sql(), params)
+            return cursor.rowcount > 0
+
+    @classmethod
+    @cache
+    def _one_statement_sql(cls) -> str:
+        """Built once per process (the text is also psycopg's key for the prepared plan)."""
         tally = Tally._meta.db_table
-        sql = f"""
+        return f"""
             WITH survey AS (
                 SELECT id, current_round FROM {Survey._meta.db_table}
                 WHERE id = %(survey)s AND status = %(open)s
@@ -380,24 +404,6 @@ class Submission(models.Model):
             ON CONFLICT (question_id, round, simulated, hour, value, shard)
             DO UPDATE SET count = {tally}.count + excluded.count
         """
-        params = {
-            "survey": survey_id,
-            "open": Survey.Status.OPEN.value,
-            "submission": submission_id,
-            "hour": hour,
-            # Array literals as text: psycopg's list adaptation costs more than the rest.
-            "questions": "{" + ",".join(map(str, values)) + "}",
-            "values": "{" + ",".join(map(str, values.values())) + "}",
-            "shard": secrets.randbelow(TALLY_SHARDS),
-        }
-        # Bound server-side, so PostgreSQL prepares it once per connection (settings.py);
-        # wrapped as Django wraps its own cursors: errors, execute wrappers, query log.
-        connection.ensure_connection()
-        server_bound = psycopg.Cursor(connection.connection)
-        wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
-        with wrap(server_bound) as cursor:
-            cursor.execute(sql, params)
-            return cursor.rowcount > 0
 
 
 class Answer(models.Model):
