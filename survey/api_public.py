@@ -1,6 +1,8 @@
 """The public submit endpoint: what respondents' browsers call, with no account.
 
-Validation happens before anything is written; storing is one transaction.
+Validation happens before anything is written; storing is one transaction. The body the
+respondent page sends takes a shortcut past DRF (:func:`plain_submissions_first`); the
+DRF view answers, and the OpenAPI schema documents, everything else.
 """
 
 from __future__ import annotations
