@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -21,7 +22,9 @@ from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from redis.exceptions import RedisError
 
+logger = logging.getLogger("deniable.ratelimit")
 clock = time.time  # replaced in tests, which must not depend on the wall clock
 
 
@@ -79,7 +82,12 @@ def count_in_window(key: str, timeout: int) -> int:
     """
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        return redis_counter(backend)(keys=[backend.make_and_validate_key(key)], args=[timeout])
+        try:
+            return redis_counter(backend)(keys=[backend.make_and_validate_key(key)], args=[timeout])
+        except RedisError as error:
+            # Fail open: an unreachable Redis must not stop respondents from answering.
+            logger.warning("rate limiter unavailable, not counting: %s", error)
+            return 1
     cache.add(key, 0, timeout=timeout)
     try:
         return cache.incr(key)

@@ -156,3 +156,16 @@ def test_on_redis_a_counter_expires_with_its_window_and_names_no_address(client,
     assert ADDRESS.encode() not in keys[0]
     assert 0 < on_redis.ttl(keys[0]) <= 61
     assert int(on_redis.get(keys[0])) == 1
+
+
+def test_an_unreachable_redis_lets_answers_through(client, survey, tight, settings, caplog):
+    """Fail open: losing the counters must not stop respondents from answering."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+        }
+    }
+    assert [submit(client, survey).status_code for _ in range(5)] == [201] * 5
+    assert Submission.objects.count() == 5
+    assert "rate limiter unavailable" in caplog.text
