@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -23,9 +22,9 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from estimator.analysis import QuestionResult, survey_results
+from estimator.analysis import QuestionResult, round_counts, survey_results
 from estimator.randomized_response import BinaryDesign, BinaryEstimate, ForcedResponse
-from survey.models import JOIN_CODE_ALPHABET, JOIN_CODE_LENGTH, Survey, Tally
+from survey.models import JOIN_CODE_ALPHABET, JOIN_CODE_LENGTH, Survey
 from survey.qr import qr_svg
 
 DEFAULT_QUESTION = "Have you ever cheated on an exam?"
@@ -113,17 +112,6 @@ def _classroom(request: HttpRequest, survey_id: int) -> Survey:
     """The requester's own classroom survey; anyone else's is a 404."""
     surveys = Survey.objects.owned_by(request.user).filter(mode=Survey.Mode.CLASSROOM)
     return get_object_or_404(surveys, pk=survey_id)
-
-
-def _round_counts(survey: Survey) -> dict[tuple[int, bool], int]:
-    """{(question_id, simulated): reports} in the current round: one aggregate query, cheap
-    enough to build the presenter poll's ETag from before any estimate is computed."""
-    rows = (
-        Tally.objects.filter(question__survey=survey, round=survey.current_round)
-        .values_list("question_id", "simulated")
-        .annotate(total=Sum("count"))
-    )
-    return {(qid, simulated): total for qid, simulated, total in rows}
 
 
 def _etag(*parts) -> str:
@@ -259,10 +247,10 @@ def poll(request: HttpRequest, survey_id: int) -> HttpResponse:
     """The presenter's live fragment; 304 while the round's counts and state are unchanged."""
     survey = _classroom(request, survey_id)
     true_rate = _true_rate(request.GET)
-    counts = _round_counts(survey)
-    etag = _etag(
-        "presenter", *_state(survey), survey.results_revealed, true_rate, sorted(counts.items())
-    )
+    # The same aggregate the estimates use, cheap enough to run before computing them.
+    counts, simulated = round_counts(survey, survey.current_round)
+    tallies = sorted((qid, sorted(c.items()), simulated[qid]) for qid, c in counts.items())
+    etag = _etag("presenter", *_state(survey), survey.results_revealed, true_rate, tallies)
     if unchanged := _not_modified(request, etag):
         return unchanged
     context = _presenter_context(survey, true_rate)

@@ -27,6 +27,11 @@ from estimator.randomized_response import BinaryDesign, design_from_params, tota
 JOIN_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 JOIN_CODE_LENGTH = 6
 TALLY_SHARDS = 8
+# The surveys the respondents' fast path may store into, in SQL: what Survey.is_accepting
+# says, and no invite needed (parameters: survey, open).
+TAKES_PLAIN_SUBMISSIONS = (
+    "id = %(survey)s AND status = %(open)s AND NOT is_locked AND NOT requires_invite"
+)
 
 
 def new_slug() -> str:
@@ -330,17 +335,16 @@ class Submission(models.Model):
             cursor.execute(
                 f"INSERT INTO {cls._meta.db_table} "
                 "(submission_id, survey_id, round, simulated, received_hour) "
-                "SELECT %s, id, current_round, %s, %s "
-                f"FROM {Survey._meta.db_table} "
-                "WHERE id = %s AND status = %s AND NOT is_locked AND NOT requires_invite "
+                "SELECT %(submission)s, id, current_round, %(simulated)s, %(hour)s "
+                f"FROM {Survey._meta.db_table} WHERE {TAKES_PLAIN_SUBMISSIONS} "
                 "ON CONFLICT (submission_id) DO NOTHING RETURNING round",
-                [
-                    submission_db,
-                    False,
-                    connection.ops.adapt_datetimefield_value(hour),
-                    survey_id,
-                    Survey.Status.OPEN.value,
-                ],
+                {
+                    "submission": submission_db,
+                    "simulated": False,
+                    "hour": connection.ops.adapt_datetimefield_value(hour),
+                    "survey": survey_id,
+                    "open": Survey.Status.OPEN.value,
+                },
             )
             row = cursor.fetchone()
             if row is None:
@@ -384,8 +388,7 @@ class Submission(models.Model):
         return f"""
             WITH survey AS (
                 SELECT id, current_round FROM {Survey._meta.db_table}
-                WHERE id = %(survey)s AND status = %(open)s
-                  AND NOT is_locked AND NOT requires_invite
+                WHERE {TAKES_PLAIN_SUBMISSIONS}
             ), submission AS (
                 INSERT INTO {cls._meta.db_table}
                     (submission_id, survey_id, round, simulated, received_hour)
