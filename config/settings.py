@@ -141,11 +141,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": str(Path(tempfile.gettempdir()) / f"deniable-test-{os.getpid()}.sqlite3")
     }
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Django binds its queries client-side and so never prepares them. The one statement
-    # bound server-side (storing a submission) is prepared on first use, then planned
-    # once per connection instead of once per submission.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -12,16 +12,15 @@ import secrets
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from functools import cache
 
 import numpy as np
-import psycopg
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
 from estimator.randomized_response import BinaryDesign, design_from_params, total_epsilon
+from survey.pg_prepared import PreparedStatement
 
 # No look-alike characters (0/O, 1/I/L) so a code read off a projector is typed right.
 JOIN_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -359,54 +358,61 @@ class Submission(models.Model):
     def _store_in_one_statement(
         cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int], hour: datetime
     ) -> bool:
-        """PostgreSQL: the same writes as one statement (data-modifying CTEs), so a
-        submission costs one round trip and its own implicit transaction."""
-        params = {
-            "survey": survey_id,
-            "open": Survey.Status.OPEN.value,
-            "submission": submission_id,
-            "hour": hour,
-            # Array literals as text: psycopg's list adaptation costs more than the rest.
-            "questions": "{" + ",".join(map(str, values)) + "}",
-            "values": "{" + ",".join(map(str, values.values())) + "}",
-            "shard": secrets.randbelow(TALLY_SHARDS),
-        }
-        # Bound server-side, so PostgreSQL prepares it once per connection (settings.py);
-        # wrapped as Django wraps its own cursors: errors, execute wrappers, query log.
-        db = connections[DEFAULT_DB_ALIAS]  # not the proxy: each read of it is a lookup
-        db.ensure_connection()
-        wrap = db.make_debug_cursor if db.queries_logged else db.make_cursor
-        with wrap(psycopg.Cursor(db.connection)) as cursor:
-            cursor.execute(cls._one_statement_sql(), params)
-            return cursor.rowcount > 0
+        """PostgreSQL: the same writes as one prepared statement (data-modifying CTEs),
+        so a submission costs one round trip and its own implicit transaction."""
+        params = [
+            str(survey_id),
+            Survey.Status.OPEN.value,
+            str(submission_id),
+            hour.isoformat(),
+            "{" + ",".join(map(str, values)) + "}",
+            "{" + ",".join(map(str, values.values())) + "}",
+            str(secrets.randbelow(TALLY_SHARDS)),
+        ]
+        # connections[...], not the proxy: each read of the proxy is a lookup.
+        return STORE_SUBMISSION.execute(connections[DEFAULT_DB_ALIAS], params) > 0
 
-    @classmethod
-    @cache
-    def _one_statement_sql(cls) -> str:
-        """Built once per process (the text is also psycopg's key for the prepared plan)."""
-        tally = Tally._meta.db_table
-        return f"""
-            WITH survey AS (
-                SELECT id, current_round FROM {Survey._meta.db_table}
-                WHERE {TAKES_PLAIN_SUBMISSIONS}
-            ), submission AS (
-                INSERT INTO {cls._meta.db_table}
-                    (submission_id, survey_id, round, simulated, received_hour)
-                SELECT %(submission)s, id, current_round, false, %(hour)s FROM survey
-                ON CONFLICT (submission_id) DO NOTHING
-                RETURNING round
-            ), report AS (
-                SELECT * FROM unnest(%(questions)s::bigint[], %(values)s::smallint[])
-                    AS report (question, value)
-            ), answer AS (
-                INSERT INTO {Answer._meta.db_table} (submission_id, question_id, value)
-                SELECT %(submission)s, question, value FROM submission, report
-            )
-            INSERT INTO {tally} (question_id, round, simulated, hour, value, shard, count)
-            SELECT question, round, false, %(hour)s, value, %(shard)s, 1 FROM submission, report
-            ON CONFLICT (question_id, round, simulated, hour, value, shard)
-            DO UPDATE SET count = {tally}.count + excluded.count
-        """
+
+def store_submission_sql() -> str:
+    """The fast path's statement, parameters in the order ``_store_in_one_statement``
+    passes them."""
+    tally = Tally._meta.db_table
+    placeholders = {
+        "survey": "$1::bigint",
+        "open": "$2::text",
+        "submission": "$3::uuid",
+        "hour": "$4::timestamptz",
+        "questions": "$5::bigint[]",
+        "values": "$6::smallint[]",
+        "shard": "$7::smallint",
+    }
+    return (
+        f"""
+        WITH survey AS (
+            SELECT id, current_round FROM {Survey._meta.db_table}
+            WHERE {TAKES_PLAIN_SUBMISSIONS}
+        ), submission AS (
+            INSERT INTO {Submission._meta.db_table}
+                (submission_id, survey_id, round, simulated, received_hour)
+            SELECT %(submission)s, id, current_round, false, %(hour)s FROM survey
+            ON CONFLICT (submission_id) DO NOTHING
+            RETURNING round
+        ), report AS (
+            SELECT * FROM unnest(%(questions)s, %(values)s) AS report (question, value)
+        ), answer AS (
+            INSERT INTO {Answer._meta.db_table} (submission_id, question_id, value)
+            SELECT %(submission)s, question, value FROM submission, report
+        )
+        INSERT INTO {tally} (question_id, round, simulated, hour, value, shard, count)
+        SELECT question, round, false, %(hour)s, value, %(shard)s, 1 FROM submission, report
+        ON CONFLICT (question_id, round, simulated, hour, value, shard)
+        DO UPDATE SET count = {tally}.count + excluded.count
+    """
+        % placeholders
+    )
+
+
+STORE_SUBMISSION = PreparedStatement("deniable_store_submission", store_submission_sql)
 
 
 class Answer(models.Model):
