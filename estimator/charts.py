@@ -90,6 +90,7 @@ def forest_plot(results: SurveyResults) -> SafeString:
 class TimePoint:
     hour: datetime
     n: int
+    n_simulated: int  # of n: the chart says so, as the tables beside it do
     estimate: float
     ci_low: float
     ci_high: float
@@ -105,13 +106,23 @@ def estimates_over_time(
         return []
     yes = np.cumsum([r[1] for r in rows])
     n = np.cumsum([r[2] for r in rows])
+    simulated = np.cumsum([r[3] for r in rows])
     design = question.design
     low, high = design.interval(yes, n, level, method)
     estimates = np.clip((yes / n - design.c) / design.t, 0.0, 1.0)
     return [
-        TimePoint(row[0], int(k), float(e), float(lo), float(hi))
-        for row, k, e, lo, hi in zip(rows, n, estimates, low, high, strict=True)
+        TimePoint(row[0], int(k), int(s), float(e), float(lo), float(hi))
+        for row, k, s, e, lo, hi in zip(rows, n, simulated, estimates, low, high, strict=True)
     ]
+
+
+def _n(point: TimePoint) -> str:
+    """Reads "n = 425, 400 simulated" (or "all simulated"): simulated answers count in
+    the estimate but not in exports, so the chart says so, as the tables beside it do."""
+    if not point.n_simulated:
+        return f"n = {point.n}"
+    simulated = "all" if point.n_simulated == point.n else point.n_simulated
+    return f"n = {point.n}, {simulated} simulated"
 
 
 def thin(points: list[TimePoint], limit: int = MAX_POINTS) -> list[TimePoint]:
@@ -160,7 +171,7 @@ def over_time_chart(question: Question, points: list[TimePoint], level: float) -
             anchor = "start" if i == 0 and len(points) > 1 else "end" if i else "middle"
             body.append(
                 f'<text class="svg-muted" x="{x(i):.1f}" y="{height - 14}" '
-                f'text-anchor="{anchor}">{points[i].hour:%d %b %H:00} (n = {points[i].n})</text>'
+                f'text-anchor="{anchor}">{points[i].hour:%d %b %H:00} ({_n(points[i])})</text>'
             )
     else:
         body.append(
@@ -168,7 +179,7 @@ def over_time_chart(question: Question, points: list[TimePoint], level: float) -
         )
     title = f"Estimate over time for “{question.text}” with {level * 100:g} % intervals"
     desc = " ".join(
-        f"By {p.hour:%Y-%m-%d %H:00} UTC, n = {p.n}: {_pct(p.estimate)} "
+        f"By {p.hour:%Y-%m-%d %H:00} UTC, {_n(p)}: {_pct(p.estimate)} "
         f"({_pct(p.ci_low)} to {_pct(p.ci_high)})."
         for p in points
     )

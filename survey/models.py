@@ -455,18 +455,20 @@ class TallyQuerySet(models.QuerySet):
             result.setdefault(row["question_id"], {})[row["value"]] = row["total"]
         return result
 
-    def counts_by_hour(self) -> list[tuple[datetime, int, int]]:
-        """``(hour, yes_count, n)`` per hour, oldest first: an estimate-over-time chart's
-        data, from the tallies alone (one aggregate query, no individual answers)."""
+    def counts_by_hour(self) -> list[tuple[datetime, int, int, int]]:
+        """``(hour, yes_count, n, n_simulated)`` per hour, oldest first: an
+        estimate-over-time chart's data, from the tallies alone (one aggregate query, no
+        individual answers)."""
         rows = (
             self.values("hour")
             .annotate(
                 n=models.Sum("count"),
                 yes=models.Sum("count", filter=models.Q(value=1)),
+                simulated_n=models.Sum("count", filter=models.Q(simulated=True)),
             )
             .order_by("hour")
         )
-        return [(row["hour"], row["yes"] or 0, row["n"]) for row in rows]
+        return [(row["hour"], row["yes"] or 0, row["n"], row["simulated_n"] or 0) for row in rows]
 
     def compact(self, before: datetime) -> int:
         """Fold the shards of every hour before ``before`` into shard 0.

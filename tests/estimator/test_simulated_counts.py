@@ -133,6 +133,18 @@ def test_the_dashboard_says_how_many_responses_are_simulated(logged_in, mixed):
     assert page.count(cell) == 2
 
 
+def test_the_chart_over_time_says_how_many_of_its_n_are_simulated(logged_in, mixed):
+    page = dashboard(logged_in, mixed)
+    assert f"(n = {REAL + SIMULATED}, {SIMULATED} simulated)</text>" in page
+    assert f"UTC, n = {REAL + SIMULATED}, {SIMULATED} simulated:" in page  # its description
+
+
+def test_a_chart_of_simulated_answers_only_says_all(logged_in, make_survey):
+    survey = make_survey()
+    survey.simulate(SIMULATED, 0.6, np.random.default_rng(5))
+    assert f"(n = {SIMULATED}, all simulated)</text>" in dashboard(logged_in, survey)
+
+
 def test_the_polled_fragment_says_it_too(logged_in, mixed):
     page = dashboard(logged_in, mixed, HTTP_HX_REQUEST="true")
     assert page.lstrip().startswith('<div id="results"')
@@ -148,3 +160,5 @@ def test_without_simulated_answers_the_dashboard_says_nothing_of_them(logged_in,
         assert page.count(f"<td data-n>{REAL}</td>") == 2
         assert "data-n-simulated" not in page
         assert "of which" not in page
+        assert " simulated)</text>" not in page and " simulated:" not in page
+    assert f"(n = {REAL})</text>" in dashboard(logged_in, survey)

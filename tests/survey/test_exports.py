@@ -143,4 +143,5 @@ def test_the_demo_spreads_its_simulated_answers_over_twelve_hours():
     research = Survey.objects.get(mode="research")
     hours = Tally.objects.filter(question__survey=research).counts_by_hour()
     assert len(hours) == 12
-    assert sum(n for _, _, n in hours) == 120 * research.questions.count()
+    assert sum(n for _, _, n, _ in hours) == 120 * research.questions.count()
+    assert [n for _, _, n, _ in hours] == [simulated for *_, simulated in hours]
