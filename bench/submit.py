@@ -61,7 +61,7 @@ survey = Survey.objects.create(owner=owner, title="Benchmark", status=Survey.Sta
 for i in range({questions}):
     survey.questions.create(position=i, text=f"Question {{i}}?",
                             design_params={{"p_truth": 0.5, "p_yes": 0.5}})
-print(json.dumps({{"id": survey.id, "slug": survey.slug,
+print(json.dumps({{"id": survey.id, "slug": survey.slug, "design": survey.design_version,
                   "questions": [q.id for q in survey.questions.all()]}}))
 """
 
@@ -323,7 +323,9 @@ def submitter(survey: dict):
         answers = [
             {"question": q, "value": (i >> k) & 1} for k, q in enumerate(survey["questions"])
         ]
-        body = json.dumps({"submission_id": sid, "answers": answers}).encode()
+        # What the respondent page sends.
+        body = {"submission_id": sid, "answers": answers, "design_version": survey["design"]}
+        body = json.dumps(body).encode()
         return "POST", path, body, sid
 
     return make

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
 
 from survey.models import Question, Submission
 
@@ -33,6 +33,7 @@ class InvalidAnswers(Exception):
 class AnswerSheet:
     survey_id: int
     allowed: dict[int, tuple[int, ...]]  # question id → the reports its design can produce
+    design_version: int  # the survey's, when the questions were read
 
     @classmethod
     def for_slug(cls, slug: str) -> AnswerSheet | None:
@@ -42,13 +43,16 @@ class AnswerSheet:
             return sheet
         questions = list(
             Question.objects.filter(survey__slug=slug).annotate(
-                frozen=Exists(Submission.objects.filter(survey=OuterRef("survey")))
+                frozen=Exists(Submission.objects.filter(survey=OuterRef("survey"))),
+                design_version=F("survey__design_version"),
             )
         )
         if not questions:
             return None
-        sheet = cls(questions[0].survey_id, {q.id: q.design.output_values for q in questions})
-        if questions[0].frozen:
+        first = questions[0]
+        allowed = {q.id: q.design.output_values for q in questions}
+        sheet = cls(first.survey_id, allowed, first.design_version)
+        if first.frozen:
             if len(_frozen_sheets) >= MAX_CACHED_SHEETS:
                 _frozen_sheets.clear()
             _frozen_sheets[slug] = sheet

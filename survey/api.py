@@ -154,6 +154,11 @@ class SurveySerializer(serializers.Serializer):
     no_privacy = serializers.SerializerMethodField()
     respond_url = serializers.SerializerMethodField()
     created = serializers.DateField(read_only=True)
+    design_version = serializers.IntegerField(
+        read_only=True,
+        help_text="One more with every edit of the questions; send it with submissions "
+        "so that answers randomized with an older design are refused (409).",
+    )
     questions = QuestionSerializer(many=True, required=False)
 
     def get_no_privacy(self, survey: Survey) -> bool:

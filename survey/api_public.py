@@ -32,9 +32,13 @@ from rest_framework.utils.json import strict_constant
 
 from survey import ratelimit
 from survey.answer_sheet import AnswerSheet, InvalidAnswers
-from survey.models import InviteRejected, Submission, SubmissionIdTaken, Survey
+from survey.models import DesignChanged, InviteRejected, Submission, SubmissionIdTaken, Survey
 
 MAX_ANSWERS = 200
+DESIGN_CHANGED = (
+    "The questions of this survey were changed after these answers were randomized. "
+    "Load the survey again and answer the questions as they are now; nothing was stored."
+)
 
 
 class AnswerSerializer(serializers.Serializer):
@@ -46,6 +50,13 @@ class SubmissionSerializer(serializers.Serializer):
     submission_id = serializers.UUIDField(format="hex_verbose")
     invite = serializers.CharField(required=False, allow_blank=True, max_length=100)
     answers = AnswerSerializer(many=True, allow_empty=False, max_length=MAX_ANSWERS)
+    design_version = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="The survey's design_version when the answers were randomized (the "
+        "respondent page sends it). If the questions have been edited since: 409, and "
+        "nothing is stored.",
+    )
 
     def validate_submission_id(self, value):
         if value.version != 4:
@@ -69,6 +80,9 @@ def plainly_valid(data: dict, sheet: AnswerSheet) -> tuple[uuid.UUID, dict[int, 
     """
     submission_id, answers = data.get("submission_id"), data.get("answers")
     if "invite" in data or type(submission_id) is not str or type(answers) is not list:
+        return None
+    design_version = data.get("design_version", sheet.design_version)
+    if type(design_version) is not int or design_version != sheet.design_version:
         return None
     if not 0 < len(answers) <= MAX_ANSWERS:
         return None
@@ -105,7 +119,8 @@ class SubmissionReceipt(serializers.Serializer):
         403: OpenApiResponse(description="Invite missing, unknown or used."),
         404: OpenApiResponse(description="No such survey."),
         409: OpenApiResponse(
-            description="The survey is not open, or the id belongs to another survey."
+            description="The survey is not open, its questions changed after the answers "
+            "were randomized, or the id belongs to another survey."
         ),
         413: OpenApiResponse(description="Body over 64 KiB."),
         415: OpenApiResponse(description="Not application/json; nothing stored."),
@@ -130,14 +145,19 @@ def submit_response(request: Request, slug: str) -> Response:
     if sheet is None:
         # No questions: a survey that cannot be answered, or no survey at all.
         get_object_or_404(Survey, slug=slug)
-        sheet = AnswerSheet(0, {})
+        sheet = AnswerSheet(0, {}, 0)
     if not isinstance(request.data, dict):
         raise ParseError("The body must be a JSON object.")
     serializer = SubmissionSerializer(data=request.data, context={"sheet": sheet})
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
+    if data.get("design_version", sheet.design_version) != sheet.design_version:
+        return design_changed()
     receipt = make_receipt(data["submission_id"], data["answers"])
-    if Submission.store_if_accepting(sheet.survey_id, data["submission_id"], data["answers"]):
+    design = sheet.design_version
+    if Submission.store_if_accepting(
+        sheet.survey_id, data["submission_id"], data["answers"], design=design
+    ):
         return Response(receipt, status=status.HTTP_201_CREATED)
     # Nothing stored: a retry, a closed or locked survey, or an invite needed.
     survey = get_object_or_404(Survey, slug=slug)
@@ -151,8 +171,13 @@ def submit_response(request: Request, slug: str) -> Response:
         )
     try:
         stored = survey.record_submission(
-            data["submission_id"], data["answers"], invite_token=data.get("invite")
+            data["submission_id"],
+            data["answers"],
+            invite_token=data.get("invite"),
+            design_version=design,
         )
+    except DesignChanged:
+        return design_changed()
     except InviteRejected:
         return Response(
             {"invite": ["This invite is missing, unknown or already used."]},
@@ -164,6 +189,10 @@ def submit_response(request: Request, slug: str) -> Response:
             status=status.HTTP_409_CONFLICT,
         )
     return Response(receipt, status=status.HTTP_201_CREATED if stored else status.HTTP_200_OK)
+
+
+def design_changed() -> Response:
+    return Response({"design_version": [DESIGN_CHANGED]}, status=status.HTTP_409_CONFLICT)
 
 
 def make_receipt(submission_id: uuid.UUID, values: dict[int, int]) -> dict:
@@ -197,7 +226,9 @@ def plain_submissions_first(view: Callable[..., HttpResponse]) -> Callable[..., 
                 data = None
             sheet = AnswerSheet.for_slug(slug) if isinstance(data, dict) else None
             plain = plainly_valid(data, sheet) if sheet else None
-            if plain and Submission.store_if_accepting(sheet.survey_id, *plain):
+            if plain and Submission.store_if_accepting(
+                sheet.survey_id, *plain, design=sheet.design_version
+            ):
                 return JsonResponse(make_receipt(*plain), status=201)
         return view(request, slug=slug)
 

@@ -27,9 +27,11 @@ JOIN_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 JOIN_CODE_LENGTH = 6
 TALLY_SHARDS = 8
 # The surveys the respondents' fast path may store into, in SQL: what Survey.is_accepting
-# says, and no invite needed (parameters: survey, open).
+# says, no invite needed, and the design the answers were validated against (parameters:
+# survey, open, design).
 TAKES_PLAIN_SUBMISSIONS = (
-    "id = %(survey)s AND status = %(open)s AND NOT is_locked AND NOT requires_invite"
+    "id = %(survey)s AND status = %(open)s AND NOT is_locked AND NOT requires_invite "
+    "AND design_version = %(design)s"
 )
 
 
@@ -91,6 +93,11 @@ class Survey(models.Model):
     is_locked = models.BooleanField(default=False)
     current_round = models.PositiveIntegerField(default=1)
     created = models.DateField(auto_now_add=True)
+    # One more with every edit of the questions (see check_design_editable). A respondent
+    # page sends the version it showed, and every write of answers checks the version
+    # they were validated against: reports randomized with one design are never stored
+    # under another. Only ever changed in the database (see save).
+    design_version = models.PositiveIntegerField(default=1, editable=False)
 
     objects = SurveyQuerySet.as_manager()
 
@@ -99,6 +106,17 @@ class Survey(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        """Never write ``design_version`` back: a form or serializer holding this survey
+        since before a question edit would otherwise undo that edit's version."""
+        if not self._state.adding and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name != "design_version"
+            ]
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse("survey:respond", args=[self.slug])
@@ -150,20 +168,26 @@ class Survey(models.Model):
         return self.has_answers()
 
     def check_design_editable(self) -> None:
-        """Raise :class:`DesignFrozen` when the questions' designs may no longer change.
+        """Raise :class:`DesignFrozen` when the questions' designs may no longer change;
+        otherwise count one more design version.
 
-        Call it inside the transaction that edits them: it locks the survey row first,
-        and storing a submission takes a share of that lock (its foreign-key check), so
-        no first answer can arrive between this check and the edit. Answer sheets cached
-        by the submit endpoint rely on it (SQLite's write transactions are exclusive).
+        Call it inside the transaction that edits them: it locks the survey row first.
+        Storing a submission takes a share of that lock before it writes and checks the
+        version its answers were validated against, so either the submission waits for
+        the edit and then finds the version changed (nothing stored), or the edit waits
+        for the submission and then finds the survey frozen. Answer sheets cached by the
+        submit endpoint rely on it (SQLite's write transactions are exclusive).
         """
-        Survey.objects.select_for_update().filter(pk=self.pk).first()
+        locked = Survey.objects.select_for_update().filter(pk=self.pk)
+        version = locked.values_list("design_version", flat=True).get()
         if self.is_frozen:
             raise DesignFrozen(
                 "This survey already has answers, so its questions and their designs are "
                 "frozen: the stored reports were randomized with them. Create a new "
                 "survey to ask with a different design."
             )
+        locked.update(design_version=version + 1)
+        self.design_version = version + 1
 
     def lifecycle_error(self, action: str) -> str | None:
         """Why ``action`` ("open" or "close") is not allowed now, or None if it is.
@@ -198,16 +222,20 @@ class Survey(models.Model):
         *,
         invite_token: str | None = None,
         simulated: bool = False,
+        design_version: int | None = None,
     ) -> bool:
         """Store one submission and all its answers atomically.
 
         Returns True when stored, False when this ``submission_id`` was already stored
-        (a retry: idempotent). Raises :class:`InviteRejected` for a bad invite; then
-        nothing is stored.
+        (a retry: idempotent). Raises :class:`InviteRejected` for a bad invite and
+        :class:`DesignChanged` when ``design_version`` (the one ``values`` were validated
+        against) is no longer the survey's; then nothing is stored.
         """
         hour = current_hour()
         try:
             with transaction.atomic():
+                if design_version is not None and design_version != self._locked_version():
+                    raise DesignChanged
                 Submission.objects.create(
                     submission_id=submission_id,
                     survey=self,
@@ -235,6 +263,17 @@ class Survey(models.Model):
             raise
         return True
 
+    def _locked_version(self) -> int:
+        """The design version now, holding a share of the survey row's lock until the
+        transaction ends, so no question edit can commit in between (PostgreSQL; SQLite's
+        write transactions are exclusive anyway)."""
+        sql = f"SELECT design_version FROM {Survey._meta.db_table} WHERE id = %s"
+        if connection.vendor == "postgresql":
+            sql += " FOR KEY SHARE"
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [self.pk])
+            return cursor.fetchone()[0]
+
 
 class InviteRejected(Exception):
     """The survey requires an invite and this one is missing, unknown or used."""
@@ -243,6 +282,11 @@ class InviteRejected(Exception):
 class SubmissionIdTaken(Exception):
     """The submission id is already used by another survey's submission (random
     version 4 ids never collide by chance, so the client reused one)."""
+
+
+class DesignChanged(Exception):
+    """The questions were edited after the answers were validated (or after the page
+    that randomized them was loaded)."""
 
 
 class DesignFrozen(Exception):
@@ -303,23 +347,24 @@ class Submission(models.Model):
 
     @classmethod
     def store_if_accepting(
-        cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int]
+        cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int], *, design: int
     ) -> bool:
         """The respondents' hot path: store a submission in plain SQL (one statement on
-        PostgreSQL, one short transaction elsewhere) if the survey is open, unlocked and
-        needs no invite.
+        PostgreSQL, one short transaction elsewhere) if the survey is open, unlocked,
+        needs no invite and is still at design version ``design``, the one ``values``
+        were validated against.
 
-        The survey's state is checked by the INSERT itself, so a survey closed a moment
-        ago gets nothing. Returns False when nothing was stored, whatever the reason (a
-        retry, a closed or locked survey, an invite needed, no such survey): the caller
-        then takes :meth:`Survey.record_submission`'s path, which tells these apart.
-        ``values`` must already be validated against the survey's questions.
+        The survey's state is checked by the INSERT itself, so a survey closed (or its
+        questions edited) a moment ago gets nothing. Returns False when nothing was
+        stored, whatever the reason (a retry, a closed or locked survey, an invite
+        needed, edited questions, no such survey): the caller then takes
+        :meth:`Survey.record_submission`'s path, which tells these apart.
         """
         hour = current_hour()
         try:
             if connection.vendor == "postgresql":
-                return cls._store_in_one_statement(survey_id, submission_id, values, hour)
-            return cls._store_in_transaction(survey_id, submission_id, values, hour)
+                return cls._store_in_one_statement(survey_id, submission_id, values, hour, design)
+            return cls._store_in_transaction(survey_id, submission_id, values, hour, design)
         except IntegrityError:
             # A question deleted while the very first answers were on their way: nothing
             # was stored, and the full path explains what is wrong now.
@@ -327,7 +372,12 @@ class Submission(models.Model):
 
     @classmethod
     def _store_in_transaction(
-        cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int], hour: datetime
+        cls,
+        survey_id: int,
+        submission_id: uuid.UUID,
+        values: dict[int, int],
+        hour: datetime,
+        design: int,
     ) -> bool:
         submission_db = cls._meta.pk.get_db_prep_value(submission_id, connection)
         with transaction.atomic(), connection.cursor() as cursor:
@@ -343,6 +393,7 @@ class Submission(models.Model):
                     "hour": connection.ops.adapt_datetimefield_value(hour),
                     "survey": survey_id,
                     "open": Survey.Status.OPEN.value,
+                    "design": design,
                 },
             )
             row = cursor.fetchone()
@@ -356,7 +407,12 @@ class Submission(models.Model):
 
     @classmethod
     def _store_in_one_statement(
-        cls, survey_id: int, submission_id: uuid.UUID, values: dict[int, int], hour: datetime
+        cls,
+        survey_id: int,
+        submission_id: uuid.UUID,
+        values: dict[int, int],
+        hour: datetime,
+        design: int,
     ) -> bool:
         """PostgreSQL: the same writes as one prepared statement (data-modifying CTEs),
         so a submission costs one round trip and its own implicit transaction."""
@@ -368,6 +424,7 @@ class Submission(models.Model):
             "{" + ",".join(map(str, values)) + "}",
             "{" + ",".join(map(str, values.values())) + "}",
             str(secrets.randbelow(TALLY_SHARDS)),
+            str(design),
         ]
         # connections[...], not the proxy: each read of the proxy is a lookup.
         return STORE_SUBMISSION.execute(connections[DEFAULT_DB_ALIAS], params) > 0
@@ -375,7 +432,9 @@ class Submission(models.Model):
 
 def store_submission_sql() -> str:
     """The fast path's statement, parameters in the order ``_store_in_one_statement``
-    passes them."""
+    passes them. The survey row is share-locked before anything is written: a question
+    edit holding it makes the statement wait, then re-check the row, find a new design
+    version and store nothing (see :meth:`Survey.check_design_editable`)."""
     tally = Tally._meta.db_table
     placeholders = {
         "survey": "$1::bigint",
@@ -385,12 +444,14 @@ def store_submission_sql() -> str:
         "questions": "$5::bigint[]",
         "values": "$6::smallint[]",
         "shard": "$7::smallint",
+        "design": "$8::integer",
     }
     return (
         f"""
         WITH survey AS (
             SELECT id, current_round FROM {Survey._meta.db_table}
             WHERE {TAKES_PLAIN_SUBMISSIONS}
+            FOR KEY SHARE
         ), submission AS (
             INSERT INTO {Submission._meta.db_table}
                 (submission_id, survey_id, round, simulated, received_hour)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 
 from django.contrib.auth.decorators import login_required
@@ -11,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from survey import served_code
-from survey.models import Invite, InviteRejected, SubmissionIdTaken, Survey
+from survey.models import DesignChanged, Invite, InviteRejected, SubmissionIdTaken, Survey
 
 BROWSER_CODE = "survey/rr.js"
 
@@ -83,18 +84,42 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     except ValueError:
         submission_id = uuid.uuid4()
     context = {"survey": survey, "questions": questions, "invite": request.POST.get("invite", "")}
+    # The form's version: the chance steps it showed. Without one (an older page), the
+    # version read before the questions above, so an edit since then is caught.
+    shown = request.POST.get("design_version", "")
+    design = int(shown) if shown.isdigit() else survey.design_version
+    if design != survey.design_version:
+        return _design_changed_page(request, survey, context["invite"])
     if missing:
         context |= {"missing": missing, "paper_submission_id": submission_id}
         return _respondent_page(request, "survey/respond.html", context, status=400)
     try:
+        record = functools.partial(
+            survey.record_submission, invite_token=context["invite"], design_version=design
+        )
         try:
-            survey.record_submission(submission_id, values, invite_token=context["invite"])
+            record(submission_id, values)
         except SubmissionIdTaken:  # a form tampered with: store the answers once anyway
-            survey.record_submission(uuid.uuid4(), values, invite_token=context["invite"])
+            record(uuid.uuid4(), values)
+    except DesignChanged:
+        survey.refresh_from_db()
+        return _design_changed_page(request, survey, context["invite"])
     except InviteRejected:
         context["invite_status"] = Invite.status(survey, context["invite"])
         return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
     return _respondent_page(request, "survey/thanks.html", {"survey": survey})
+
+
+def _design_changed_page(request: HttpRequest, survey: Survey, invite: str) -> HttpResponse:
+    """The form again, with the questions as they are now and a fresh submission id."""
+    context = {
+        "survey": survey,
+        "questions": list(survey.questions.all()),
+        "invite": invite,
+        "paper_submission_id": uuid.uuid4(),
+        "design_changed": True,
+    }
+    return _respondent_page(request, "survey/respond.html", context, status=409)
 
 
 @require_GET

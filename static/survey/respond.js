@@ -13,6 +13,7 @@ const root = document.querySelector("[data-respond]");
 const prefix = `deniable:v1:${root.dataset.slug}:`;
 const sentKey = `sent:r${root.dataset.round}`;
 const pendingKey = `pending:r${root.dataset.round}`;
+const designVersion = Number(root.dataset.designVersion);
 const $ = (selector) => root.querySelector(selector);
 const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => ({
   el,
@@ -50,9 +51,9 @@ function forget(key) {
   }
 }
 
-/** The permanent randomized response for (question, true answer) on this device. */
+/** The permanent randomized response for (question, design, true answer) on this device. */
 function reportFor(question, next) {
-  const key = `q${question.id}:${question.truth}`;
+  const key = `q${question.id}:d${designVersion}:${question.truth}`;
   const remembered = recall(key);
   if (remembered && (remembered.report === 0 || remembered.report === 1)) return remembered;
   const outcome = randomize(question.design, question.params, question.truth, next);
@@ -112,6 +113,7 @@ async function deliver(body, first) {
 
 function refusal(result) {
   if (result.status === 403) return "this invite link has already been used or is not valid. Nothing was stored.";
+  if (result.status === 409 && result.data.design_version) return "the questions were changed after this page was opened. Reload the page to answer them as they are now. Nothing was stored.";
   if (result.status === 409) return "this survey is not accepting answers any more. Nothing was stored.";
   if (result.status === 404) return "this survey no longer exists. Nothing was stored.";
   return `${result.data.detail || "the survey refused these answers"}. Nothing was stored.`;
@@ -173,6 +175,7 @@ async function flipAndSend() {
   const body = {
     submission_id: uuid4(next),
     answers: questions.map((q, i) => ({ question: q.id, value: outcomes[i].report })),
+    design_version: designVersion,
   };
   if (root.dataset.invite) body.invite = root.dataset.invite;
   store(pendingKey, body);

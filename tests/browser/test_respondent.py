@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from django.db import transaction
 from scipy import stats
 
 from estimator.randomized_response import design_from_params
@@ -69,7 +70,7 @@ def check_one_session(page, live_server, survey, screenshot, name: str) -> None:
     screenshot(page, f"respondent-{name}-after")
 
     (body,) = sent_bodies(requests)
-    assert set(body) == {"submission_id", "answers"}
+    assert set(body) == {"submission_id", "answers", "design_version"}
     assert [set(a) for a in body["answers"]] == [{"question", "value"}] * 3
     assert all(a["value"] in (0, 1) for a in body["answers"])
     for request in requests:
@@ -218,6 +219,24 @@ def test_an_invite_used_elsewhere_meanwhile_is_refused_with_a_clear_message(
     page.get_by_role("button", name="Flip and send").click()
     page.get_by_text("this invite link has already been used or is not valid").wait_for()
     assert Submission.objects.count() == 0
+
+
+def test_questions_edited_while_the_page_was_open_are_refused_with_a_clear_message(
+    live_server, page, survey
+):
+    """Reports randomized with the design the page showed are never stored under
+    another: the owner changes the design before anyone answered, this page is stale."""
+    page.goto(live_server.url + survey.get_absolute_url())
+    with transaction.atomic():
+        survey.check_design_editable()
+        survey.questions.update(design_params={"p_truth": 0.25, "p_yes": 0.5})
+    page.get_by_role("button", name="Yes").click()
+    page.get_by_role("button", name="Flip and send").click()
+    page.get_by_text("the questions were changed after this page was opened").wait_for()
+    assert Submission.objects.count() == 0
+    page.reload()
+    answer(page, [1])
+    assert Submission.objects.count() == 1
 
 
 def test_network_failures_are_retried_with_the_same_submission_id(

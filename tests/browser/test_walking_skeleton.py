@@ -30,7 +30,7 @@ def test_a_respondent_answers_and_the_researcher_sees_n_1(
     posts = [r for r in record_requests if r.method == "POST"]
     assert len(posts) == 1
     body = json.loads(posts[0].post_data)
-    assert set(body) == {"submission_id", "answers"}
+    assert set(body) == {"submission_id", "answers", "design_version"}
     assert [set(a) for a in body["answers"]] == [{"question", "value"}]
     for request in record_requests:
         assert "truth" not in (request.post_data or "") and "truth" not in request.url

@@ -25,7 +25,7 @@ pytestmark = [
 
 def store(survey: Survey, values: dict[int, int] | None = None) -> bool:
     values = values or {q.id: 1 for q in survey.questions.all()}
-    return Submission.store_if_accepting(survey.id, uuid.uuid4(), values)
+    return Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
 
 
 def stored() -> tuple[int, int, int]:
@@ -113,6 +113,6 @@ def test_an_error_inside_the_statement_is_a_django_error_and_stores_nothing(make
     # A report too big for its column: PostgreSQL refuses the statement as a whole.
     values[next(iter(values))] = 2**20
     with pytest.raises(DataError):
-        Submission.store_if_accepting(survey.id, uuid.uuid4(), values)
+        Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
     assert stored() == (0, 0, 0)
     assert store(survey)

@@ -304,7 +304,7 @@ def test_store_if_accepting_stores_the_submission_its_answers_and_tallies_once(m
     survey = make_survey(n_questions=2, current_round=3)
     submission_id = uuid.uuid4()
     values = dict(zip(values_of(survey), [0, 1], strict=True))
-    assert Submission.store_if_accepting(survey.id, submission_id, values) is True
+    assert Submission.store_if_accepting(survey.id, submission_id, values, design=1) is True
     submission = Submission.objects.get()
     assert (submission.submission_id, submission.survey_id) == (submission_id, survey.id)
     assert (submission.round, submission.simulated) == (3, False)
@@ -329,7 +329,9 @@ def test_store_if_accepting_stores_nothing_for_a_survey_not_accepting_plain_answ
 ):
     """Its checks are in the INSERT itself, so the caller never has to look first."""
     survey = make_survey(n_questions=2, **fields)
-    assert Submission.store_if_accepting(survey.id, uuid.uuid4(), values_of(survey)) is False
+    assert (
+        Submission.store_if_accepting(survey.id, uuid.uuid4(), values_of(survey), design=1) is False
+    )
     assert stored() == (0, 0, 0)
 
 
@@ -337,7 +339,7 @@ def test_store_if_accepting_stores_nothing_for_a_survey_that_does_not_exist(surv
     """A sheet cached in this process may outlive its survey."""
     values = values_of(survey)
     missing = Survey.objects.order_by("-id").first().id + 1000
-    assert Submission.store_if_accepting(missing, uuid.uuid4(), values) is False
+    assert Submission.store_if_accepting(missing, uuid.uuid4(), values, design=1) is False
     assert stored() == (0, 0, 0)
 
 
@@ -345,9 +347,12 @@ def test_store_if_accepting_leaves_a_stored_submission_alone_on_a_retry(make_sur
     """A retry, even one with other values, must neither count twice nor overwrite."""
     survey = make_survey(n_questions=2)
     submission_id = uuid.uuid4()
-    assert Submission.store_if_accepting(survey.id, submission_id, values_of(survey, 1))
+    assert Submission.store_if_accepting(survey.id, submission_id, values_of(survey, 1), design=1)
     counts = Tally.objects.counts()
-    assert Submission.store_if_accepting(survey.id, submission_id, values_of(survey, 0)) is False
+    assert (
+        Submission.store_if_accepting(survey.id, submission_id, values_of(survey, 0), design=1)
+        is False
+    )
     assert stored() == (1, 2, 2)
     assert set(Answer.objects.values_list("value", flat=True)) == {1}
     assert Tally.objects.counts() == counts
@@ -421,7 +426,7 @@ def test_store_if_accepting_stores_nothing_for_an_answer_to_a_deleted_question(m
     survey = make_survey(n_questions=2)
     values = values_of(survey)
     survey.questions.first().delete()
-    assert Submission.store_if_accepting(survey.id, uuid.uuid4(), values) is False
+    assert Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1) is False
     assert stored() == (0, 0, 0)
 
 
