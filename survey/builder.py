@@ -146,7 +146,9 @@ def question_add(request: HttpRequest, survey_id: int) -> HttpResponse:
         return response
     form = QuestionForm(request.POST, prefix="new")
     if not form.is_valid():
-        return render_builder(request, survey, forms={0: form}, status=400)
+        response = render_builder(request, survey, forms={0: form}, status=400)
+        transaction.set_rollback(True)  # nothing changed: keep the design version too
+        return response
     position = survey.questions.count()
     form.save_to(Question(survey=survey, position=position))
     return redirect_or_fragment(request, survey)
@@ -161,7 +163,9 @@ def question_edit(request: HttpRequest, survey_id: int, question_id: int) -> Htt
         return response
     form = QuestionForm(request.POST, prefix=f"q{question.id}")
     if not form.is_valid():
-        return render_builder(request, question.survey, forms={question.id: form}, status=400)
+        response = render_builder(request, question.survey, forms={question.id: form}, status=400)
+        transaction.set_rollback(True)  # nothing changed: keep the design version too
+        return response
     form.save_to(question)
     return redirect_or_fragment(request, question.survey)
 

@@ -69,6 +69,17 @@ def test_every_question_edit_counts_a_new_version(logged_in, make_survey):
         assert survey.design_version == version
 
 
+def test_a_refused_edit_counts_no_new_version(logged_in, make_survey):
+    """Pages already open stay valid when the owner's edit did not go through."""
+    survey = make_survey(n_questions=1, status=Survey.Status.DRAFT)
+    question = survey.questions.get()
+    for path, prefix in (("/questions/", "new"), (f"/questions/{question.id}/", f"q{question.id}")):
+        data = {f"{prefix}-text": "", f"{prefix}-preset": "classic"}
+        assert logged_in.post(f"/surveys/{survey.id}{path}", data).status_code == 400
+    survey.refresh_from_db()
+    assert survey.design_version == 1
+
+
 def test_the_api_counts_an_edit_of_the_questions_and_reports_the_version(owner, survey):
     api = APIClient()
     api.force_authenticate(owner)
