@@ -6,15 +6,32 @@ over; from then on the researcher sees only their own surveys, in the pages and 
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import Model
+from django.forms import BaseInlineFormSet, ModelForm
+from django.http import HttpRequest
 
-from survey.models import Question, Survey
+from survey.models import DesignFrozen, Question, Survey
 
 
 class QuestionInline(admin.TabularInline):
+    """Editable only until the survey's first answer, like everywhere else."""
+
     model = Question
     extra = 0
     fields = ["position", "text", "kind", "design_name", "design_params"]
+
+    def _frozen(self, obj: Model | None) -> bool:
+        return isinstance(obj, Survey) and obj.is_frozen
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
+        return self.fields if self._frozen(obj) else []
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return not self._frozen(obj) and super().has_add_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return not self._frozen(obj) and super().has_delete_permission(request, obj)
 
 
 @admin.register(Survey)
@@ -24,3 +41,15 @@ class SurveyAdmin(admin.ModelAdmin):
     search_fields = ["title", "owner__username", "join_code"]
     readonly_fields = ["slug"]
     inlines = [QuestionInline]
+
+    def save_formset(
+        self, request: HttpRequest, form: ModelForm, formset: BaseInlineFormSet, change: bool
+    ) -> None:
+        """Question edits count a new design version, as in the builder and the API."""
+        if formset.model is Question and change and formset.has_changed():
+            try:
+                form.instance.check_design_editable()
+            except DesignFrozen as error:  # the first answer arrived while editing
+                messages.error(request, f"The questions were not saved. {error}")
+                return
+        super().save_formset(request, form, formset, change)

@@ -9,6 +9,7 @@ refused because the survey froze.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -220,3 +221,47 @@ def test_the_paper_form_from_before_an_edit_is_shown_again_and_stores_nothing(su
     response = Client().post(f"/s/{survey.slug}/paper/", {**form, "design_version": "2"})
     assert response.status_code == 200
     assert Submission.objects.count() == 1
+
+
+def admin_form(survey: Survey, **question_fields) -> dict:
+    """The admin's change form for ``survey`` as it shows it, with its first question's
+    fields replaced by ``question_fields``."""
+    data = {
+        "title": survey.title, "description": survey.description, "mode": survey.mode,
+        "status": survey.status, "join_code": survey.join_code, "owner": survey.owner_id,
+        "current_round": survey.current_round,
+        "questions-TOTAL_FORMS": "1", "questions-INITIAL_FORMS": "1",
+        "questions-MIN_NUM_FORMS": "0", "questions-MAX_NUM_FORMS": "1000",
+    }  # fmt: skip
+    question = survey.questions.get()
+    fields = {
+        "id": question.id, "survey": survey.id, "position": question.position,
+        "text": question.text, "kind": question.kind, "design_name": question.design_name,
+        "design_params": json.dumps(question.design_params), **question_fields,
+    }  # fmt: skip
+    return data | {f"questions-0-{name}": value for name, value in fields.items()}
+
+
+def test_an_edit_in_the_admin_counts_a_new_version(admin_client, survey):
+    params = json.dumps({"p_truth": 0.25, "p_yes": 0.5})
+    response = admin_client.post(
+        f"/admin/survey/survey/{survey.id}/change/", admin_form(survey, design_params=params)
+    )
+    assert response.status_code == 302
+    survey.refresh_from_db()
+    assert survey.design_version == 2
+    assert survey.questions.get().design_params == {"p_truth": 0.25, "p_yes": 0.5}
+
+
+def test_the_admin_shows_the_questions_of_an_answered_survey_read_only(admin_client, survey):
+    assert submit(survey, body_for(survey)).status_code == 201
+    page = admin_client.get(f"/admin/survey/survey/{survey.id}/change/").content.decode()
+    assert 'name="questions-0-design_params"' not in page
+    assert 'name="questions-MAX_NUM_FORMS" value="0"' in page  # no adding
+    params = json.dumps({"p_truth": 0.25, "p_yes": 0.5})
+    admin_client.post(
+        f"/admin/survey/survey/{survey.id}/change/", admin_form(survey, design_params=params)
+    )
+    survey.refresh_from_db()
+    assert survey.questions.get().design_params == {"p_truth": 0.5, "p_yes": 0.5}
+    assert survey.design_version == 1
