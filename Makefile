@@ -3,22 +3,30 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 CHROMIUM ?= /usr/bin/chromium
+PORT ?= 8000
 
-.PHONY: run test lint setup chromium
+.PHONY: run test lint setup setup-test chromium
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e .
+	touch $@
+
+## The test-only packages (pytest, Playwright, ruff, …) come with `make test`, not `make run`.
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(VENV)/bin/pip install --quiet -e '.[test]'
 	touch $@
 
 setup: $(VENV)/.installed
+setup-test: $(VENV)/.installed-test
 
-## Set up (virtualenv, dependencies, SQLite database, demo data) and serve on :8000.
+## Set up (virtualenv, dependencies, SQLite database, demo data) and serve on $(PORT)
+## (`make run PORT=8080` for another port).
 run: setup
 	DEBUG=true $(PY) manage.py migrate --noinput
-	DEBUG=true $(PY) manage.py seed_demo
-	DEBUG=true $(PY) manage.py runserver 127.0.0.1:8000
+	DEBUG=true $(PY) manage.py seed_demo --base-url http://127.0.0.1:$(PORT)
+	DEBUG=true $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 ## Browser tests need Chromium; install Debian's package when it is missing.
 chromium:
@@ -27,7 +35,7 @@ chromium:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-lint: setup
+lint: setup-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
@@ -41,8 +49,8 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 ## Set up and run the whole test suite, browser tests included.
-test: setup chromium node_modules/.installed lint
-	$(PY) manage.py makemigrations --check --dry-run
+test: setup-test chromium node_modules/.installed lint
+	DJANGO_SETTINGS_MODULE=config.test_settings $(PY) manage.py makemigrations --check --dry-run
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 ## Benchmarks (not part of the test suite): CI coverage grid, estimates latency at 10k/1M.
@@ -55,7 +63,7 @@ bench-estimates: setup
 
 ## Respondent page weight and the browser sampler's accuracy in real Chromium.
 .PHONY: bench-respondent
-bench-respondent: setup chromium
+bench-respondent: setup-test chromium
 	$(PY) bench/respondent.py
 
 ## Classroom polling cost while 500 students submit (gunicorn, SQLite unless DATABASE_URL).
@@ -68,3 +76,8 @@ bench-poll: setup
 .PHONY: bench-submit
 bench-submit: setup
 	$(PY) bench/submit.py
+
+## A large CSV import while respondents submit (SQLite, PostgreSQL): their longest wait.
+.PHONY: bench-import
+bench-import: setup
+	$(PY) bench/import.py

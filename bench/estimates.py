@@ -3,9 +3,11 @@
 Run: ``.venv/bin/python bench/estimates.py`` (a few minutes; ``--backends sqlite`` to skip
 PostgreSQL). Each backend runs in its own process against its own throw-away database: a
 temporary SQLite file, and a PostgreSQL database ``bench_estimates`` created and dropped
-here (never the dev database). One survey with 5 questions receives its submissions
+here (never the dev database). One survey with a yes/no, a multiple-choice, a number and
+a directly asked question receives its submissions
 spread over one week of hours, bulk-loaded (SQLite ``executemany``, PostgreSQL ``COPY``)
-with the matching tallies; the endpoint is then timed through Django's in-process test
+with the matching tallies (every hour but the latest sealed, its shards folded, as the
+hourly ``seal_hours`` job leaves them); the endpoint is then timed through Django's in-process test
 client. For comparison the same numbers are also computed by a ``GROUP BY`` over the
 answer rows, which is what the tallies avoid.
 
@@ -30,7 +32,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-QUESTIONS = 5
+# (kind, options, design, parameters, true distribution of the simulated respondents)
+QUESTION_SPECS = [
+    ("binary", [], "forced_response", {"p_truth": 0.5, "p_yes": 0.5}, 0.2),
+    ("choice", ["never", "once", "more"], "k_rr", {"epsilon": 1.0986}, [0.5, 0.3, 0.2]),
+    ("number", [], "laplace", {"epsilon": 1.0, "lower": 0, "upper": 30}, {"mean": 6, "sd": 4}),
+    ("choice", ["1st", "2nd", "3rd", "4th"], "direct", {}, [0.4, 0.3, 0.2, 0.1]),
+]
+QUESTIONS = len(QUESTION_SPECS)
+SHARDS = 8
 HOURS = 168  # submissions arrive over one week, whatever their number
 CHUNK = 200_000
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -48,6 +58,12 @@ def new_uuids(count: int) -> list[str]:
     return [str(uuid.UUID(bytes=row.tobytes())) for row in raw]
 
 
+def extreme_reports(design) -> np.ndarray:
+    """The outputs of a design with a few, else its lowest and highest possible report."""
+    outputs = design.output_description()
+    return np.array(outputs.get("values") or [outputs["min_report"], outputs["max_report"]])
+
+
 class Loader:
     """Bulk-loads simulated submissions into the bench database, keeping tallies in step."""
 
@@ -58,9 +74,14 @@ class Loader:
         self.survey = survey
         self.questions = list(survey.questions.all())
         self.rng = rng
+        self.designs = [q.design for q in self.questions]
         self.start = datetime(2026, 1, 5, tzinfo=UTC)
-        # counts[question, hour, shard, value], as Tally.add_counts would have made them
-        self.counts = np.zeros((QUESTIONS, HOURS, 8, 2), dtype=np.int64)
+        # [question, hour, shard, tally key] count, Σ report and Σ report², as the write
+        # paths would have made them
+        keys = 1 + max(int(d.tally_keys(extreme_reports(d)).max()) for d in self.designs)
+        self.counts = np.zeros((QUESTIONS, HOURS, SHARDS, keys), dtype=np.int64)
+        self.totals = np.zeros_like(self.counts)
+        self.squares = np.zeros_like(self.counts)
 
     def add(self, count: int) -> None:
         for offset in range(0, count, CHUNK):
@@ -70,12 +91,22 @@ class Loader:
     def _add_chunk(self, size: int) -> None:
         ids = new_uuids(size)
         hours = np.sort(self.rng.integers(0, HOURS, size))
-        shards = self.rng.integers(0, 8, size)
+        from estimator.simulation import simulate_reports
+
+        # Finished hours are sealed by the hourly maintenance job, which folds their
+        # shards into shard 0; only the latest hour is still spread over the shards.
+        shards = np.where(hours == HOURS - 1, self.rng.integers(0, SHARDS, size), 0)
         values = np.stack(
-            [q.design.simulate(self.rng.random(size) < 0.2, self.rng) for q in self.questions]
+            [
+                simulate_reports(d, spec[-1], size, self.rng).astype(np.int64)
+                for d, spec in zip(self.designs, QUESTION_SPECS, strict=True)
+            ]
         )
-        for j in range(QUESTIONS):
-            np.add.at(self.counts[j], (hours, shards, values[j]), 1)
+        for j, design in enumerate(self.designs):
+            where = (hours, shards, design.tally_keys(values[j]))
+            np.add.at(self.counts[j], where, 1)
+            np.add.at(self.totals[j], where, values[j])
+            np.add.at(self.squares[j], where, values[j] ** 2)
         hour_values = [
             self.connection.ops.adapt_datetimefield_value(self.start + timedelta(hours=int(h)))
             for h in range(HOURS)
@@ -132,6 +163,8 @@ class Loader:
                 shard=s,
                 value=v,
                 count=int(n),
+                total=int(self.totals[j, h, s, v]),
+                total_sq=int(self.squares[j, h, s, v]),
             )
             for (j, h, s, v), n in np.ndenumerate(self.counts)
             if n
@@ -154,7 +187,7 @@ def time_endpoint(client, path: str, requests: int) -> list[float]:
 
 
 def time_answer_group_by(survey, repeats: int) -> list[float]:
-    from django.db.models import Count
+    from django.db.models import Count, Sum
 
     from survey.models import Answer
 
@@ -164,7 +197,7 @@ def time_answer_group_by(survey, repeats: int) -> list[float]:
         list(
             Answer.objects.filter(question__survey=survey, submission__round=1)
             .values("question_id", "value")
-            .annotate(n=Count("id"))
+            .annotate(n=Count("value"), total=Sum("value"))
         )
         samples.append(time.perf_counter() - began)
     return samples
@@ -188,8 +221,15 @@ def run_backend(sizes: list[int], requests: int) -> dict:
             cursor.execute("PRAGMA synchronous=OFF")
     owner = get_user_model().objects.create_user("bench", password="bench-password-1")
     survey = Survey.objects.create(owner=owner, title="Bench", status=Survey.Status.OPEN)
-    for i in range(QUESTIONS):
-        survey.questions.create(position=i, text=f"Question {i + 1}?", design_params={})
+    for i, (kind, options, name, params, _) in enumerate(QUESTION_SPECS):
+        survey.questions.create(
+            position=i,
+            text=f"Question {i + 1}?",
+            kind=kind,
+            options=options,
+            design_name=name,
+            design_params=params,
+        )
     loader = Loader(survey, np.random.default_rng(2026))
     client = Client()
     client.force_login(owner)
@@ -221,6 +261,7 @@ def run_backend(sizes: list[int], requests: int) -> dict:
 
 def child(backend: str, sizes: list[int], requests: int) -> dict:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    env.setdefault("SECRET_KEY", "bench-" + "k" * 50)  # production settings refuse none
     with tempfile.TemporaryDirectory(prefix="bench-estimates-") as tmp:
         if backend == "sqlite":
             env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
@@ -255,7 +296,8 @@ def postgres_database(action: str) -> None:
 
 
 def print_table(runs: list[dict], requests: int) -> bool:
-    print(f"Estimates endpoint, {QUESTIONS} questions, {requests} requests per cell (ms)")
+    kinds = ", ".join(f"{kind} {name}" for kind, _, name, _, _ in QUESTION_SPECS)
+    print(f"Estimates endpoint, {QUESTIONS} questions ({kinds}), {requests} requests per cell (ms)")
     print(
         "backend     submissions  load s  tally rows   p50     p95   "
         "| GROUP BY answers p50 | p50 ratio to smallest"

@@ -46,6 +46,7 @@ def setup_environment() -> dict[str, str]:
     # The benchmark measures the app, not the per-address rate limiter (every simulated
     # student here shares one address).
     env |= {"DEBUG": "false", "RATELIMIT_ENABLED": "false", "LOG_LEVEL": "ERROR"}
+    env.setdefault("SECRET_KEY", "bench-" + "k" * 50)  # production settings refuse none
     env.setdefault("STATIC_ROOT", tempfile.mkdtemp(prefix="bench-poll-static-"))
     os.environ.update(env)
     return env
@@ -61,12 +62,15 @@ def prepare_database():
     from django.core.management import call_command
     from django.test import Client
 
+    from classroom.models import Lesson
     from survey.models import Survey
 
     call_command("migrate", verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="bench-instructor")
     survey = Survey.objects.create_classroom(user, "Have you ever cheated on an exam?")
     survey.reveal()
+    # A lesson whose phones poll alongside (the same polling, ETag and cache as the status).
+    survey.lesson = Lesson.objects.create(owner=user, kind=Lesson.Kind.EXPONENTIAL)
     client = Client()
     client.force_login(user)
     return survey, client.cookies["sessionid"].value
@@ -182,6 +186,7 @@ def sizes(server: Server, survey, cookie: str) -> list[tuple[str, int, int, int]
     for label, path, headers in (
         ("presenter poll", f"/classroom/{survey.id}/poll/", {"Cookie": f"sessionid={cookie}"}),
         ("student status", f"/classroom/status/{survey.slug}/", {}),
+        ("lesson phone", f"/l/{survey.lesson.slug}/live/", {}),
     ):
         status, body, response_headers, header_bytes = server.request("GET", path, None, headers)
         rows.append((f"{label}, changed", status, len(body), header_bytes))
@@ -202,7 +207,7 @@ def main() -> None:
 
     env = setup_environment()
     survey, cookie = prepare_database()
-    from survey.classroom import STATUS_FRESH_SECONDS
+    from classroom.views import STATUS_FRESH_SECONDS
 
     server = Server(env, args.workers)
     poll_path = f"/classroom/{survey.id}/poll/"
@@ -225,6 +230,10 @@ def main() -> None:
         (
             f"+ {args.students} phones polling status {every}, revealed",
             (status_path, None, phones, per_thread),
+        ),
+        (
+            f"+ {args.students} phones polling a lesson {every}",
+            (f"/l/{survey.lesson.slug}/live/", None, phones, per_thread),
         ),
     ]
     try:

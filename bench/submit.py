@@ -52,17 +52,31 @@ HOST = "127.0.0.1"
 REQUEST_TIMEOUT = 60.0
 RETRY_FOR = 60.0  # a client keeps retrying one submission at most this long
 
+# The survey's questions cycle through these kinds: (kind, options, design, parameters).
+MIX = [
+    ("binary", [], "forced_response", {"p_truth": 0.5, "p_yes": 0.5}),
+    ("choice", ["never", "once", "more"], "k_rr", {"epsilon": 1.0986}),
+    ("number", [], "laplace", {"epsilon": 1.0, "lower": 0, "upper": 30}),
+    ("choice", ["1st year", "2nd year", "3rd year"], "direct", {}),
+]
 SETUP_SURVEY = """
 import json
 from django.contrib.auth import get_user_model
 from survey.models import Survey
 owner, _ = get_user_model().objects.get_or_create(username="bench")
 survey = Survey.objects.create(owner=owner, title="Benchmark", status=Survey.Status.OPEN)
+mix = json.loads({mix!r})
 for i in range({questions}):
-    survey.questions.create(position=i, text=f"Question {{i}}?",
-                            design_params={{"p_truth": 0.5, "p_yes": 0.5}})
+    kind, options, name, params = mix[i % len(mix)]
+    survey.questions.create(position=i, text=f"Question {{i}}?", kind=kind, options=options,
+                            design_name=name, design_params=params)
+questions = list(survey.questions.all())
 print(json.dumps({{"id": survey.id, "slug": survey.slug, "design": survey.design_version,
-                  "questions": [q.id for q in survey.questions.all()]}}))
+                  "questions": [q.id for q in questions],
+                  # Reports each question can receive: its design's outputs, or a spread
+                  # of numbers around its bounds, noise included.
+                  "reports": [q.design.output_description().get("values")
+                              or list(range(-40, 71)) for q in questions]}}))
 """
 
 
@@ -119,7 +133,7 @@ def prepare(db: Database, workdir: Path, questions: int) -> dict:
     env = app_env(db, workdir)
     manage = [str(PYTHON), str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput", "-v0"], env=env, check=True, cwd=ROOT)
-    code = SETUP_SURVEY.format(questions=questions)
+    code = SETUP_SURVEY.format(questions=questions, mix=json.dumps(MIX))
     out = subprocess.run(
         [*manage, "shell", "-c", code], env=env, check=True, cwd=ROOT, capture_output=True
     )
@@ -131,9 +145,7 @@ def verify(db: Database, survey: dict, acknowledged: set[str]) -> dict[str, obje
     sid, q = survey["id"], len(survey["questions"])
     stored = {
         str(uuid.UUID(str(row[0])))
-        for row in db.query(
-            "SELECT submission_id FROM survey_submission WHERE survey_id = %s", (sid,)
-        )
+        for row in db.query("SELECT submission_id FROM survey_receipt WHERE survey_id = %s", (sid,))
     }
     (answers,) = db.query(
         "SELECT count(*) FROM survey_answer a JOIN survey_submission s "
@@ -321,7 +333,10 @@ def submitter(survey: dict):
     def make(i: int) -> tuple[str, str, bytes, str]:
         sid = str(uuid.uuid4())
         answers = [
-            {"question": q, "value": (i >> k) & 1} for k, q in enumerate(survey["questions"])
+            {"question": q, "value": reports[(i + k) % len(reports)]}
+            for k, (q, reports) in enumerate(
+                zip(survey["questions"], survey["reports"], strict=True)
+            )
         ]
         # What the respondent page sends.
         body = {"submission_id": sid, "answers": answers, "design_version": survey["design"]}
@@ -430,7 +445,9 @@ def main() -> int:
     parser.add_argument("--crash-submissions", type=int, default=3_000)
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2 * os.cpu_count() + 1)
-    parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument(
+        "--questions", type=int, default=4, help="cycling through yes/no, choice, number, direct"
+    )
     parser.add_argument("--rounds", type=int, default=5, help="alternating no-op/submit rounds")
     parser.add_argument(
         "--only", choices=["postgres", "sqlite", "scale-out", "crash"], action="append"
@@ -456,7 +473,9 @@ def main() -> int:
                 result, check = throughput("postgres", args, workdir, 2, redis=redis)
                 rows += result
                 checks.append([result[-1][0], *map(str, check.values())])
-        print(f"\n{args.clients} concurrent clients, {args.questions} questions per submission, "
+        kinds = ", ".join(f"{kind} {name}" for kind, _, name, _ in MIX[: args.questions])
+        print(f"\n{args.clients} concurrent clients, {args.questions} questions per submission "
+              f"({kinds}{', …' if args.questions > len(MIX) else ''}), "
               f"{os.cpu_count()} CPUs shared by server and clients\n")  # fmt: skip
         header = ["run", "requests", "req/s", "p50 ms", "p99 ms", "ratio to no-op",
                   "rounds' ratios", "statuses", "5xx"]  # fmt: skip

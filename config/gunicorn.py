@@ -10,6 +10,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 
+from gunicorn.glogging import Logger
+
+from config.logging import DropClientDetails
+
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", 2 * multiprocessing.cpu_count() + 1))
 worker_class = "sync"  # behind a buffering reverse proxy, sync workers are the simple choice
@@ -24,4 +28,20 @@ accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
 # %(a)s user agent, %(f)s referer, and any {header}i.
 access_log_format = '%(t)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms'
 errorlog = "-"
-forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+class PrivateLogger(Logger):
+    """Gunicorn's logger, minus client addresses and query strings in its error log
+    ("Invalid request from ip=…", "Error handling request /s/…?invite=…")."""
+
+    def setup(self, cfg) -> None:
+        super().setup(cfg)
+        if not any(isinstance(f, DropClientDetails) for f in self.error_log.filters):
+            self.error_log.addFilter(DropClientDetails())
+
+
+logger_class = PrivateLogger
+# X-Forwarded-Proto/-For are believed only from the proxy in front (PROXY_COUNT > 0, see
+# config/settings.py); with no proxy, from nobody, so a client cannot claim https.
+proxies = int(os.environ.get("PROXY_COUNT") or os.environ.get("RATELIMIT_PROXY_COUNT") or 0)
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1" if proxies else "")

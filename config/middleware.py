@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
@@ -40,4 +41,32 @@ class DatabaseUnavailableMiddleware:
             response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         response["Cache-Control"] = "no-store"
+        return response
+
+
+PRIVATE_PREFIXES = ("/api/", "/accounts/", "/admin/")
+
+
+class PrivateNoStoreMiddleware:
+    """``Cache-Control: private, no-store`` on researcher pages, the API and exports.
+
+    Results, exports, invite lists and tokens must not stay in a shared proxy's cache or
+    on a lab computer's disk after the researcher logs out. A view that chose a private
+    policy of its own keeps it (the presenter's live fragment revalidates with an ETag:
+    ``private, no-cache``).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        # Without a session cookie nobody is logged in: respondents' requests skip the
+        # session lookup (and so its Vary: Cookie).
+        private = request.path.startswith(PRIVATE_PREFIXES) or (
+            settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated
+        )
+        chosen = response.get("Cache-Control", "")
+        if private and not ("private" in chosen and "no-store" not in chosen):
+            response["Cache-Control"] = "private, no-store"
         return response

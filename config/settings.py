@@ -6,9 +6,11 @@ app at start-up, not quietly fall back to a default.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -64,8 +66,14 @@ def env_rate(name: str, default: str) -> tuple[int, int]:
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG and env("DENIABLE_ENV") == "production":
-        raise ImproperlyConfigured("SECRET_KEY must be set in production")
+    if not DEBUG:
+        # The key signs sessions, password-reset links and the rate limiter's hashes: a
+        # public development key would let anyone forge them.
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set SECRET_KEY to a long random string, e.g. the output "
+            "of: python -c 'import secrets; print(secrets.token_urlsafe(50))' "
+            "(or DEBUG=true for local development only)."
+        )
     SECRET_KEY = "insecure-development-key-" + "x" * 40
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
@@ -86,17 +94,21 @@ INSTALLED_APPS = [
     "template_partials",
     "csp",
     "survey",
+    "classroom",
     "estimator",
+    "accounts",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.errors.ApiErrorsAsJson",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.PrivateNoStoreMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -117,6 +129,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "csp.context_processors.nonce",
+                "accounts.context_processors.accounts",
             ],
         },
     },
@@ -124,7 +137,11 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        env("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60
+        env("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        conn_max_age=60,
+        # A connection PostgreSQL dropped while idle is replaced before the next request
+        # uses it, instead of failing that request with a 503.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -144,11 +161,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Anyone may create an account (confirmed by email) only where this is on: the local demo
+# by default. In production staff invite researchers by email (/accounts/invite/).
+SIGNUP_ENABLED = env_bool("SIGNUP_ENABLED", DEBUG)
+# Lifetime of email links (verification, invitation, password reset), in seconds.
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 24 * 3600)
+# Lifetime of an API token, in seconds; a password change or DELETE /api/auth/token/
+# revokes it sooner.
+API_TOKEN_TTL = env_int("API_TOKEN_TTL", 30 * 24 * 3600)
 LOGIN_REDIRECT_URL = "survey:list"
+# A deleted survey waits this many days in the trash before purge_trash deletes it.
+TRASH_RETENTION_DAYS = env_int("TRASH_RETENTION_DAYS", 30)
 LOGOUT_REDIRECT_URL = "home"
 
 LANGUAGE_CODE = "en"
@@ -175,7 +204,7 @@ WHITENOISE_USE_FINDERS = DEBUG
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.tokens.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -192,15 +221,71 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Your role on a survey (owner, editor, viewer) vs. the roles it can be shared with.
+    "ENUM_NAME_OVERRIDES": {
+        "RoleEnum": "survey.models.Role",
+        "SharedRoleEnum": "survey.models.SHARED_ROLE_CHOICES",
+        "QuestionKindEnum": "survey.models.Question.Kind",
+        "CategoricalKindEnum": [("binary", "binary"), ("choice", "choice")],
+        "ChoiceKindEnum": [("choice", "choice")],
+        "NumberKindEnum": [("number", "number")],
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.openapi.document_errors",
     ],
 }
 
+EMAIL_SCHEMES = {
+    "smtp": ("django.core.mail.backends.smtp.EmailBackend", False, False),
+    "smtp+tls": ("django.core.mail.backends.smtp.EmailBackend", True, False),
+    "smtps": ("django.core.mail.backends.smtp.EmailBackend", False, True),
+    "console": ("django.core.mail.backends.console.EmailBackend", False, False),
+}
+
+
+def parse_email_url(url: str) -> dict[str, object]:
+    """Email settings from one URL: ``smtp+tls://user:password@host:587`` (STARTTLS),
+    ``smtps://…@host:465`` (TLS), ``smtp://host:25`` or ``console://`` (print mail).
+    User and password are percent-decoded."""
+    parts = urlsplit(url)
+    if parts.scheme not in EMAIL_SCHEMES:
+        raise ImproperlyConfigured(
+            f"EMAIL_URL must start with one of {', '.join(s + '://' for s in EMAIL_SCHEMES)}, "
+            f"got {parts.scheme or url!r}"
+        )
+    backend, tls, ssl = EMAIL_SCHEMES[parts.scheme]
+    try:
+        port = parts.port
+    except ValueError:
+        raise ImproperlyConfigured("EMAIL_URL has a port that is not a number") from None
+    return {
+        "EMAIL_BACKEND": backend,
+        "EMAIL_HOST": parts.hostname or "localhost",
+        "EMAIL_PORT": port or (465 if ssl else 587 if tls else 25),
+        "EMAIL_HOST_USER": unquote(parts.username or ""),
+        "EMAIL_HOST_PASSWORD": unquote(parts.password or ""),
+        "EMAIL_USE_TLS": tls,
+        "EMAIL_USE_SSL": ssl,
+    }
+
+
+# Mail (sign-up, invitations, password reset): EMAIL_URL, else printed to the console
+# under DEBUG; with neither, the pages that send mail are absent.
+EMAIL_URL = env("EMAIL_URL", "console://" if DEBUG else "")
+EMAIL_ENABLED = bool(EMAIL_URL)
+globals().update(parse_email_url(EMAIL_URL) if EMAIL_URL else {})
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "Deniable <noreply@localhost>")
+
 # The submit endpoint's body limit (SPEC §3.1: 413 above 64 KiB).
 MAX_SUBMISSION_BYTES = 64 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)
+# CSV imports of offline answers (413 above either limit). They are read from a temporary
+# file, never whole into memory, and stored in short batches; the limit on answers (rows
+# x questions) keeps one import well inside the worker timeout (docs/readme/hostile.md).
+MAX_IMPORT_BYTES = env_int("MAX_IMPORT_BYTES", 8 * 1024 * 1024)
+MAX_IMPORT_ANSWERS = env_int("MAX_IMPORT_ANSWERS", 100_000)
 
 # Security headers. HTTPS-only settings follow DEBUG so the local run works over http.
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -215,7 +300,11 @@ SECURE_HSTS_SECONDS = env_int(
 )
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Reverse proxies in front of the app (each appends to X-Forwarded-For and sets
+# X-Forwarded-Proto). With none, both headers come from the client and are ignored: a
+# client must not turn invite links into https or pick the address it is counted under.
+PROXY_COUNT = env_int("PROXY_COUNT", env_int("RATELIMIT_PROXY_COUNT", 0))
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if PROXY_COUNT else None
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", env("DENIABLE_ENV") == "production")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
@@ -251,12 +340,27 @@ CACHES = {
 # Per-client-address limits (429 + Retry-After). A classroom behind one NAT shares one
 # address: raise RATELIMIT_SUBMIT and RATELIMIT_JOIN for very large lectures.
 RATELIMIT_ENABLED = env_bool("RATELIMIT_ENABLED", True)
-RATELIMIT_PROXY_COUNT = env_int("RATELIMIT_PROXY_COUNT", 0)
+RATELIMIT_PROXY_COUNT = PROXY_COUNT
 RATELIMITS = {
     "submit": env_rate("RATELIMIT_SUBMIT", "300/m"),
     "join": env_rate("RATELIMIT_JOIN", "300/m"),
+    # Every password check: site and admin log-in, API token, sign-up and reset requests.
     "login": env_rate("RATELIMIT_LOGIN", "10/5m"),
+    # Exchanging an invite for a credential (and the no-JavaScript page's start step).
+    "credential": env_rate("RATELIMIT_CREDENTIAL", "60/m"),
 }
+# Without Redis, the counters of all worker processes of this host live in one SQLite
+# file in RAM (tmpfs), keyed by a keyed hash of the address (see survey/ratelimit.py).
+SHARED_MEMORY_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+RATELIMIT_STORE = env(
+    "RATELIMIT_STORE",
+    str(
+        Path(SHARED_MEMORY_DIR)
+        / "deniable-ratelimit-{}.sqlite3".format(
+            hashlib.sha256(f"{BASE_DIR}:{SECRET_KEY}".encode()).hexdigest()[:16]
+        )
+    ),
+)
 
 LOGGING = {
     "version": 1,

@@ -1,27 +1,50 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
-from rest_framework.authtoken.views import obtain_auth_token
+from drf_spectacular.views import SpectacularAPIView
 
+from accounts import api as accounts_api
+from config.api_docs import api_docs
 from estimator import api as estimator_api
+from estimator import api_analysis
 from survey import api as survey_api
-from survey import api_public, ratelimit
+from survey import api_planning, api_public, ratelimit
 from survey import views as survey_views
 
 api_patterns = [
     path("public/surveys/<str:slug>/responses/", api_public.submit_endpoint, name="api-submit"),
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path(
+        "public/surveys/<str:slug>/credentials/",
+        api_public.credential_endpoint,
+        name="api-credential",
+    ),
+    path("auth/token/", accounts_api.token_view, name="api-token"),
     path(
         "surveys/<int:survey_id>/estimates/",
         estimator_api.survey_estimates,
         name="api-estimates",
     ),
+    path("planning/", api_planning.plan_endpoint, name="api-planning"),
+    path(
+        "surveys/<int:survey_id>/estimates/breakdown/",
+        api_analysis.breakdown_endpoint,
+        name="api-breakdown",
+    ),
+    path(
+        "surveys/<int:survey_id>/estimates/breakdowns.csv",
+        api_analysis.breakdowns_csv_endpoint,
+        name="api-breakdowns-csv",
+    ),
+    path("surveys/<int:survey_id>/crosstab/", api_analysis.crosstab_endpoint, name="api-crosstab"),
+    path(
+        "surveys/<int:survey_id>/regression/",
+        api_analysis.regression_endpoint,
+        name="api-regression",
+    ),
     path("", include(survey_api.router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs/", api_docs, name="api-docs"),
 ]
 
 handler404 = "config.errors.not_found"
@@ -33,18 +56,9 @@ urlpatterns = [
     path("api/", include(api_patterns)),
     path("", include("survey.urls")),
     path("", include("estimator.urls")),
-    path("", include("survey.classroom_urls")),
-    path("accounts/login/", ratelimit.limit("login")(auth_views.LoginView.as_view()), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path(
-        "accounts/password/",
-        auth_views.PasswordChangeView.as_view(),
-        name="password_change",
-    ),
-    path(
-        "accounts/password/done/",
-        auth_views.PasswordChangeDoneView.as_view(),
-        name="password_change_done",
-    ),
+    path("", include("classroom.urls")),
+    path("accounts/", include("accounts.urls")),
+    # The admin's own log-in checks passwords too: same limit as the site's.
+    path("admin/login/", ratelimit.limit("login")(admin.site.login)),
     path("admin/", admin.site.urls),
 ]

@@ -1,27 +1,59 @@
 """The one seam between the database and the maths: tallies in, estimates out.
 
-Estimation reads the few tally rows of a survey (one aggregate query); it never loads
-individual answers, so its cost does not grow with the number of respondents.
+Estimation reads the few tally rows of a survey (one aggregate query): per question and
+tally key the count of reports, their sum and their sum of squares. It never loads
+individual answers, so its cost does not grow with the number of respondents, and each
+question's estimate comes from its own design (``design.estimate_from_tally``).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Sum
 
-from estimator.randomized_response import (
-    CI_METHODS,
+from estimator.designs import composition
+from estimator.estimates import (
+    MEAN_METHODS,
+    BinaryEstimate,
+    ChoiceEstimate,
+    NumberEstimate,
+    NumberStats,
+)
+from estimator.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_METHOD,
-    BinaryEstimate,
+    INTERVAL_METHODS,
+    METHOD_ALIASES,
     check_level,
     check_method,
-    total_epsilon,
 )
-from survey.models import Question, Survey, Tally
+from survey.models import ExactSum, Question, Survey, Tally, whole
+
+# Every name the estimates accept for an interval method (``jeffreys`` is the old name
+# of ``uniform_hpd``, still accepted and echoed as asked).
+METHOD_NAMES = (*INTERVAL_METHODS, *METHOD_ALIASES)
+Estimate = BinaryEstimate | ChoiceEstimate | NumberEstimate
+
+
+@dataclass
+class QuestionTally:
+    """What the tallies hold for one question in one round."""
+
+    counts: Counter[int] = field(default_factory=Counter)  # reports per tally key
+    count: int = 0
+    total: int = 0
+    total_sq: int = 0
+    simulated: int = 0
+
+    @property
+    def stats(self) -> NumberStats:
+        # Σr² ≥ (Σr)²/n always; only SQLite's float sums beyond 2⁵³ could round below it.
+        floor = -(-(self.total * self.total) // self.count) if self.count else 0
+        return NumberStats(self.count, self.total, max(self.total_sq, floor))
 
 
 @dataclass(frozen=True)
@@ -31,33 +63,123 @@ class QuestionResult:
     them out, so it is shown wherever n is, to explain the difference."""
 
     question: Question
-    estimate: BinaryEstimate
+    estimate: Estimate
     level: float
     method: str
     n_simulated: int
+    tally: QuestionTally = field(default_factory=QuestionTally)
 
     @property
-    def interval(self) -> tuple[float, float] | None:
-        return self.estimate.ci(self.level, self.method)
+    def kind(self) -> str:
+        return self.question.kind
+
+    @property
+    def direct(self) -> bool:
+        return not self.estimate.design.randomized
+
+    @property
+    def interval_method(self) -> str:
+        """The method the interval was computed with: a mean has its own (``t``)."""
+        return MEAN_METHODS[0] if isinstance(self.estimate, NumberEstimate) else self.method
+
+    @property
+    def interval(self) -> Any:
+        """``(low, high)`` (per option for a choice question), or None without data."""
+        return self.estimate.ci(self.level, self.interval_method)
+
+    @property
+    def warning(self) -> str | None:
+        """The design's word on the data, e.g. that they contradict it, or None."""
+        if isinstance(self.estimate, ChoiceEstimate):
+            warnings = [o.warning(self.level, self.method) for o in self.estimate.options]
+            return next((w for w in warnings if w), None)
+        return self.estimate.warning(self.level, self.interval_method)
+
+    @property
+    def options(self) -> list[dict]:
+        """A choice question's per-option entries (SPEC §3.1); empty for other kinds."""
+        est = self.estimate
+        if not isinstance(est, ChoiceEstimate):
+            return []
+        texts = list(self.question.options)
+        intervals = self.interval or [(None, None)] * len(texts)
+        rates = est.report_rates
+        return [
+            {
+                "index": j,
+                "text": texts[j],
+                "count": est.counts[j],
+                "raw_rate": None if rates is None else float(rates[j]),
+                "estimate": _float(est.estimate, j),
+                "estimate_unbiased": _float(est.estimate_unbiased, j),
+                "std_error": _float(est.std_errors, j),
+                "ci_low": intervals[j][0],
+                "ci_high": intervals[j][1],
+            }
+            for j in range(len(texts))
+        ]
+
+    @property
+    def histogram(self) -> list[dict]:
+        """A number question's reports per bin, from the tallies; empty for other kinds."""
+        design = self.estimate.design
+        return (
+            design.histogram(self.tally.counts) if isinstance(self.estimate, NumberEstimate) else []
+        )
 
     def as_dict(self) -> dict:
-        est, interval = self.estimate, self.interval
-        return {
+        entry = {
             "question": self.question.id,
             "text": self.question.text,
-            "n": est.n,
+            "n": self.estimate.n,
             "n_simulated": self.n_simulated,
+        }
+        est = self.estimate
+        if isinstance(est, BinaryEstimate):
+            entry |= self._binary(est)
+        elif isinstance(est, ChoiceEstimate):
+            entry |= {"kind": self.kind, "options": self.options, "warning": self.warning}
+        else:
+            entry |= self._number(est)
+        entry |= {
+            "level": self.level,
+            "method": self.interval_method,
+            "epsilon": json_epsilon(est.design.epsilon),
+        }
+        return entry | ({"direct": True} if self.direct else {})
+
+    def _binary(self, est: BinaryEstimate) -> dict:
+        low, high = self.interval or (None, None)
+        return {
             "yes_count": est.yes_count,
             "raw_yes_rate": est.raw_yes_rate,
             "estimate": est.estimate,
             "estimate_unbiased": est.estimate_unbiased,
             "std_error": est.std_error,
-            "ci_low": interval[0] if interval else None,
-            "ci_high": interval[1] if interval else None,
-            "level": self.level,
-            "method": self.method,
-            "epsilon": json_epsilon(est.design.epsilon),
+            "ci_low": low,
+            "ci_high": high,
         }
+
+    def _number(self, est: NumberEstimate) -> dict:
+        low, high = self.interval or (None, None)
+        return {
+            "kind": self.kind,
+            "mean": est.estimate,
+            "mean_unbiased": est.estimate_unbiased,
+            "std_error": est.std_error,
+            "ci_low": low,
+            "ci_high": high,
+            "lower": est.design.lower,
+            "upper": est.design.upper,
+            "noise_variance": est.noise_variance,
+            "typical_noise": est.noise_variance**0.5,
+            "warning": self.warning,
+            "histogram": self.histogram,
+        }
+
+
+def _float(values: Any, j: int) -> float | None:
+    return None if values is None else float(values[j])
 
 
 @dataclass(frozen=True)
@@ -78,7 +200,13 @@ class SurveyResults:
 
     @property
     def epsilon_total(self) -> float:
-        return total_epsilon([r.estimate.design for r in self.questions])
+        """Σ ε over the randomized questions; the directly asked ones are apart."""
+        return composition(r.estimate.design for r in self.questions).epsilon_total
+
+    @property
+    def n_direct(self) -> int:
+        """How many questions are asked directly (no privacy, left out of ε)."""
+        return sum(r.direct for r in self.questions)
 
     def as_dict(self) -> dict:
         return {
@@ -86,6 +214,7 @@ class SurveyResults:
             "n_responses": self.n_responses,
             "n_simulated": self.n_simulated,
             "epsilon_total": json_epsilon(self.epsilon_total),
+            "n_direct": self.n_direct,
             "level": self.level,
             "method": self.method,
             "questions": [r.as_dict() for r in self.questions],
@@ -100,8 +229,10 @@ def parse_estimate_options(params: Mapping[str, str]) -> tuple[float, str, list[
     """
     errors = []
     method = params.get("method", DEFAULT_METHOD)
-    if method not in CI_METHODS:
-        errors.append(f"method must be one of {', '.join(CI_METHODS)}; got {method!r}")
+    try:
+        check_method(method)
+    except ValueError as error:
+        errors.append(str(error))
         method = DEFAULT_METHOD
     raw_level = params.get("level", str(DEFAULT_LEVEL))
     try:
@@ -127,34 +258,44 @@ def survey_results(
     round: int | None = None,
 ) -> SurveyResults:
     """Estimates for every question of ``survey`` (the current round unless given)."""
-    level, method = check_level(level), check_method(method)
+    # The method is echoed as asked ("jeffreys" stays "jeffreys"); the maths accepts both.
+    level = check_level(level)
+    check_method(method)
     questions = list(survey.questions.all())
-    counts, simulated = round_counts(survey, round or survey.current_round)
+    tallies = round_tallies(survey, round or survey.current_round)
     results = []
     for question in questions:
-        by_value = counts.get(question.id, {})
-        n = sum(by_value.values())
-        estimate = question.design.estimate(by_value.get(1, 0), n)
-        results.append(
-            QuestionResult(question, estimate, level, method, simulated.get(question.id, 0))
-        )
+        tally = tallies.get(question.id, QuestionTally())
+        estimate = question.design.estimate_from_tally(tally.counts, tally.stats)
+        results.append(QuestionResult(question, estimate, level, method, tally.simulated, tally))
     return SurveyResults(survey, results, level, method)
 
 
-def round_counts(survey: Survey, round: int) -> tuple[dict[int, Counter[int]], Counter[int]]:
-    """``({question_id: {value: reports}}, {question_id: simulated reports})`` for one
-    round, real and simulated together, from one aggregate query grouped by question,
-    simulated and value: the simulated share comes with the counts at no extra cost."""
-    counts: dict[int, Counter[int]] = defaultdict(Counter)
-    simulated: Counter[int] = Counter()
+def round_tallies(survey: Survey, round: int) -> dict[int, QuestionTally]:
+    """Each question's tallies for one round, real and simulated together, from one
+    aggregate query grouped by question, simulated and key: the simulated share and the
+    sums come with the counts at no extra cost."""
+    tallies: dict[int, QuestionTally] = {}
     rows = (
         Tally.objects.filter(question__survey=survey, round=round)
         .values_list("question_id", "simulated", "value")
-        .annotate(total=Sum("count"))
+        .annotate(Sum("count"), ExactSum("total"), ExactSum("total_sq"))
         .order_by()
     )
-    for question_id, is_simulated, value, total in rows:
-        counts[question_id][value] += total
+    for question_id, is_simulated, key, count, total, total_sq in rows:
+        tally = tallies.setdefault(question_id, QuestionTally())
+        tally.counts[key] += count
+        tally.count += count
+        tally.total += whole(total)
+        tally.total_sq += whole(total_sq)
         if is_simulated:
-            simulated[question_id] += total
-    return counts, simulated
+            tally.simulated += count
+    return tallies
+
+
+def round_counts(survey: Survey, round: int) -> tuple[dict[int, Counter[int]], Counter[int]]:
+    """``({question_id: {tally key: reports}}, {question_id: simulated reports})`` for one
+    round (see :func:`round_tallies`), e.g. for a cheap "has anything changed?" check."""
+    tallies = round_tallies(survey, round)
+    counts = {qid: tally.counts for qid, tally in tallies.items()}
+    return counts, Counter({qid: tally.simulated for qid, tally in tallies.items()})

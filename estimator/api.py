@@ -1,26 +1,129 @@
-"""Estimates over the API: the same code path as the dashboard."""
+"""Estimates over the API: the same code path as the dashboard, every field typed in the
+OpenAPI schema (one entry shape per kind of question)."""
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
+from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from estimator.analysis import parse_estimate_options, survey_results
-from estimator.randomized_response import CI_METHODS
-from survey.models import Survey
+from estimator.analysis import METHOD_NAMES, parse_estimate_options, survey_results
+from survey.models import Role
+from survey.permissions import survey_for
+
+
+def _number(help_text: str) -> serializers.FloatField:
+    return serializers.FloatField(allow_null=True, help_text=help_text)
+
+
+class EntryBase(serializers.Serializer):
+    question = serializers.IntegerField()
+    text = serializers.CharField()
+    n = serializers.IntegerField(help_text="Reports counted, simulated ones included.")
+    n_simulated = serializers.IntegerField(help_text="Of n, simulated (exports leave them out).")
+    level = serializers.FloatField()
+    method = serializers.CharField(help_text="The interval method used (t for a mean).")
+    epsilon = _number("The question's ε; null when it has no privacy (ε = ∞, e.g. direct).")
+    direct = serializers.BooleanField(
+        required=False, help_text="Present (true) when the question is asked directly."
+    )
+
+
+class BinaryEntry(EntryBase):
+    yes_count = serializers.IntegerField()
+    raw_yes_rate = _number("Share of 'yes' reports (null without reports).")
+    estimate = _number("Estimated prevalence, clipped to [0, 1] (maximum likelihood).")
+    estimate_unbiased = _number("The unbiased estimate (may leave [0, 1]).")
+    std_error = _number("Standard error of the estimate.")
+    ci_low = _number("Lower end of the interval.")
+    ci_high = _number("Upper end of the interval.")
+
+
+class OptionEntry(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The option index a report holds.")
+    text = serializers.CharField()
+    count = serializers.IntegerField(help_text="Reports of this option.")
+    raw_rate = _number("Share of reports of this option.")
+    estimate = _number("The maximum-likelihood share on the simplex.")
+    estimate_unbiased = _number("P⁻¹λ̂ for this option (may leave [0, 1]).")
+    std_error = _number("Standard error of the unbiased share.")
+    ci_low = _number("Lower end of the option's interval.")
+    ci_high = _number("Upper end of the option's interval.")
+
+
+class ChoiceEntry(EntryBase):
+    kind = serializers.ChoiceField(choices=["choice"])
+    options = OptionEntry(many=True)
+    warning = serializers.CharField(
+        allow_null=True, help_text="Set when the reports contradict the design."
+    )
+
+
+class BinEntry(serializers.Serializer):
+    low = serializers.IntegerField(allow_null=True, help_text="Lowest report (null: open).")
+    high = serializers.IntegerField(allow_null=True, help_text="Highest report (null: open).")
+    count = serializers.IntegerField()
+
+
+class NumberEntry(EntryBase):
+    kind = serializers.ChoiceField(choices=["number"])
+    mean = _number("Mean of the reports, clipped to [lower, upper] for display.")
+    mean_unbiased = _number("Mean of the reports: unbiased for the mean of clipped values.")
+    std_error = _number("Standard error of the mean (sample variance).")
+    ci_low = _number("Lower end of the t interval, clipped to the bounds.")
+    ci_high = _number("Upper end of the t interval, clipped to the bounds.")
+    lower = serializers.IntegerField()
+    upper = serializers.IntegerField()
+    noise_variance = serializers.FloatField(help_text="Variance the privacy noise adds.")
+    typical_noise = serializers.FloatField(help_text="The noise's standard deviation.")
+    warning = serializers.CharField(
+        allow_null=True, help_text="Set when the reports contradict the design."
+    )
+    histogram = BinEntry(many=True, help_text="Reports per bin, from the tallies.")
+
+
+ESTIMATE_ENTRY = PolymorphicProxySerializer(
+    component_name="EstimateEntry",
+    serializers=[BinaryEntry, ChoiceEntry, NumberEntry],
+    resource_type_field_name=None,
+    many=True,
+)
+
+
+class SurveyEstimates(serializers.Serializer):
+    survey = serializers.IntegerField()
+    n_responses = serializers.IntegerField()
+    n_simulated = serializers.IntegerField()
+    epsilon_total = _number("Σ ε over the randomized questions; null when ∞.")
+    n_direct = serializers.IntegerField(help_text="Questions asked directly, left out of ε.")
+    level = serializers.FloatField()
+    method = serializers.CharField()
+    questions = ESTIMATE_ENTRY
+
+
+class OptionErrors(serializers.Serializer):
+    detail = serializers.ListField(child=serializers.CharField())
 
 
 @extend_schema(
     parameters=[
         OpenApiParameter("level", OpenApiTypes.FLOAT, description="Confidence level, default 0.95"),
-        OpenApiParameter("method", str, enum=list(CI_METHODS)),
+        OpenApiParameter("method", str, enum=list(METHOD_NAMES)),
     ],
-    responses={200: OpenApiTypes.OBJECT},
+    responses={
+        200: SurveyEstimates,
+        400: OpenApiResponse(OptionErrors, "A bad level or method."),
+        404: OpenApiResponse(description="No such survey, or not yours to see."),
+    },
 )
 @api_view(["GET"])
 def survey_estimates(request: Request, survey_id: int) -> Response:
@@ -30,7 +133,7 @@ def survey_estimates(request: Request, survey_id: int) -> Response:
     estimates; ``n_simulated`` says how many of ``n`` they are, since the CSV exports
     leave them out.
     """
-    survey = get_object_or_404(Survey.objects.owned_by(request.user), pk=survey_id)
+    survey = survey_for(request, survey_id, Role.VIEWER)
     level, method, errors = parse_estimate_options(request.query_params)
     if errors:
         raise ValidationError({"detail": errors})

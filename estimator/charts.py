@@ -6,14 +6,18 @@ page also shows them in a table) and CSS classes instead of inline styles (stric
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from django.db.models import Q, Sum
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from estimator.analysis import SurveyResults
+from estimator.analysis import QuestionResult, SurveyResults
+from estimator.display import ChoiceDisplay, NumberDisplay, choice_display, number_display
+from estimator.estimates import ChoiceEstimate, NumberEstimate
 from survey.models import Question, Tally
 
 WIDTH = 720
@@ -42,10 +46,36 @@ def _svg(width: int, height: int, title: str, desc: str, body: list[str], label:
     return mark_safe(head + "".join(body) + "</svg>")
 
 
+@dataclass(frozen=True)
+class ForestRow:
+    label: str
+    estimate: float
+    low: float
+    high: float
+    raw: float
+    n: int
+
+
+def forest_rows(results: SurveyResults) -> list[ForestRow]:
+    """The yes/no questions the forest plot draws on its 0–100 % axis (a choice question
+    has its own bar chart, a mean its own scale)."""
+    rows = []
+    for i, r in enumerate(results.questions, start=1):
+        if r.question.kind == "binary" and r.estimate.n:
+            low, high = r.interval
+            est = r.estimate
+            rows.append(
+                ForestRow(
+                    f"{i}. {r.question.text}", est.estimate, low, high, est.raw_yes_rate, est.n
+                )
+            )
+    return rows
+
+
 def forest_plot(results: SurveyResults) -> SafeString:
     """One row per question: the estimate (dot) and its interval (bar) on a 0–100 % axis,
     with the raw yes-rate (open circle) for comparison."""
-    rows = [r for r in results.questions if r.estimate.has_data]
+    rows = forest_rows(results)
     height = 40 + ROW * max(len(rows), 1) + 30
     x0, x1 = LABEL_WIDTH, WIDTH - RIGHT
 
@@ -62,18 +92,16 @@ def forest_plot(results: SurveyResults) -> SafeString:
     descriptions = []
     for i, r in enumerate(rows):
         y = 40 + ROW * i + ROW / 2
-        low, high = r.interval
-        est, raw = r.estimate.estimate, r.estimate.raw_yes_rate
+        low, high, est, raw = r.low, r.high, r.estimate, r.raw
         body.append(
-            f'<text class="svg-label" x="8" y="{y + 4:.1f}">{i + 1}. '
-            f"{escape(_short(r.question.text))}</text>"
+            f'<text class="svg-label" x="8" y="{y + 4:.1f}">{escape(_short(r.label))}</text>'
             f'<line class="svg-ci" x1="{x(low):.1f}" x2="{x(high):.1f}" y1="{y:.1f}" y2="{y:.1f}"/>'
             f'<circle class="svg-raw" cx="{x(raw):.1f}" cy="{y:.1f}" r="4"/>'
             f'<circle class="svg-point" cx="{x(est):.1f}" cy="{y:.1f}" r="5"/>'
         )
         descriptions.append(
-            f"{r.question.text}: estimate {_pct(est)}, interval {_pct(low)} to {_pct(high)}, "
-            f"raw yes-rate {_pct(raw)}, n = {r.estimate.n}."
+            f"{r.label}: estimate {_pct(est)}, interval {_pct(low)} to {_pct(high)}, "
+            f"raw report rate {_pct(raw)}, n = {r.n}."
         )
     if not rows:
         body.append(f'<text class="svg-muted" x="{x0}" y="58">No answers yet.</text>')
@@ -107,12 +135,49 @@ def estimates_over_time(
     yes = np.cumsum([r[1] for r in rows])
     n = np.cumsum([r[2] for r in rows])
     simulated = np.cumsum([r[3] for r in rows])
+    return _line_points(question.design, [r[0] for r in rows], yes, n, simulated, level, method)
+
+
+def option_estimates_over_time(
+    question: Question, level: float, method: str, round: int
+) -> list[list[TimePoint]]:
+    """For each option of a choice question, its share and interval at the end of each
+    hour with answers (each option's report rate is affine in its share, so it follows the
+    yes/no machinery on its own line). One aggregate query over the tallies."""
     design = question.design
-    low, high = design.interval(yes, n, level, method)
-    estimates = np.clip((yes / n - design.c) / design.t, 0.0, 1.0)
+    rows = (
+        Tally.objects.filter(question=question, round=round)
+        .values_list("hour", "value")
+        .annotate(total=Sum("count"), simulated_n=Sum("count", filter=Q(simulated=True)))
+        .order_by("hour")
+    )
+    hours: list[datetime] = []
+    counts: list[np.ndarray] = []
+    simulated: list[int] = []
+    for hour, value, total, simulated_n in rows:
+        if not hours or hours[-1] != hour:
+            hours.append(hour)
+            counts.append(np.zeros(design.k, dtype=np.int64))
+            simulated.append(0)
+        if 0 <= value < design.k:
+            counts[-1][value] += total
+        simulated[-1] += simulated_n or 0
+    if not hours:
+        return [[] for _ in range(design.k)]
+    cumulative = np.cumsum(counts, axis=0)
+    n, sim = cumulative.sum(axis=1), np.cumsum(simulated)
     return [
-        TimePoint(row[0], int(k), int(s), float(e), float(lo), float(hi))
-        for row, k, s, e, lo, hi in zip(rows, n, simulated, estimates, low, high, strict=True)
+        _line_points(design.option_line(j), hours, cumulative[:, j], n, sim, level, method)
+        for j in range(design.k)
+    ]
+
+
+def _line_points(line, hours, yes, n, simulated, level: float, method: str) -> list[TimePoint]:
+    low, high = line.interval(yes, n, level, method)
+    estimates = np.clip((yes / n - line.c) / line.t, 0.0, 1.0)
+    return [
+        TimePoint(hour, int(k), int(s), float(e), float(lo), float(hi))
+        for hour, k, s, e, lo, hi in zip(hours, n, simulated, estimates, low, high, strict=True)
     ]
 
 
@@ -136,7 +201,23 @@ def thin(points: list[TimePoint], limit: int = MAX_POINTS) -> list[TimePoint]:
 
 def over_time_chart(question: Question, points: list[TimePoint], level: float) -> SafeString:
     """Estimate (line) and interval (band) after each hour: the band narrows like 1/√n."""
+    title = f"Estimate over time for “{question.text}” with {level * 100:g} % intervals"
+    return _time_chart(f"time-{question.id}", title, [("", points)])
+
+
+def options_over_time_chart(
+    question: Question, options: list[str], series: list[list[TimePoint]], level: float
+) -> SafeString:
+    """Each option's share (a line and its band, in the option's colour) after each hour."""
+    title = f"Share of each option over time for “{question.text}” with {level * 100:g} % intervals"
+    named = [(f"{text}: ", points) for text, points in zip(options, series, strict=True)]
+    return _time_chart(f"time-{question.id}", title, named)
+
+
+def _time_chart(label: str, title: str, series: list[tuple[str, list[TimePoint]]]) -> SafeString:
     height, top, bottom, left, right = 260, 20, 40, 48, WIDTH - RIGHT
+    points = series[0][1]
+    many = len(series) > 1
 
     def y(value: float) -> float:
         return top + (height - top - bottom) * (1 - value)
@@ -150,23 +231,9 @@ def over_time_chart(question: Question, points: list[TimePoint], level: float) -
         f"{t * 100:.0f} %</text>"
         for t in TICKS
     ]
+    for j, (_, line_points) in enumerate(series):
+        body += _time_series(line_points, x, y, f" svg-series-{j % 10}" if many else "")
     if points:
-        upper = [f"{x(i):.1f},{y(p.ci_high):.1f}" for i, p in enumerate(points)]
-        lower = [f"{x(i):.1f},{y(p.ci_low):.1f}" for i, p in reversed(list(enumerate(points)))]
-        line = [f"{x(i):.1f},{y(p.estimate):.1f}" for i, p in enumerate(points)]
-        if len(points) > 1:
-            body.append(f'<polygon class="svg-ci-band" points="{" ".join(upper + lower)}"/>')
-            body.append(f'<polyline class="svg-line" points="{" ".join(line)}"/>')
-        else:
-            p = points[0]
-            body.append(
-                f'<line class="svg-ci" x1="{x(0):.1f}" x2="{x(0):.1f}" '
-                f'y1="{y(p.ci_low):.1f}" y2="{y(p.ci_high):.1f}"/>'
-            )
-        body += [
-            f'<circle class="svg-point" cx="{x(i):.1f}" cy="{y(p.estimate):.1f}" r="3"/>'
-            for i, p in enumerate(points)
-        ]
         for i in sorted({0, len(points) - 1}):
             anchor = "start" if i == 0 and len(points) > 1 else "end" if i else "middle"
             body.append(
@@ -177,10 +244,281 @@ def over_time_chart(question: Question, points: list[TimePoint], level: float) -
         body.append(
             f'<text class="svg-muted" x="{left + 8}" y="{height / 2}">No answers yet.</text>'
         )
-    title = f"Estimate over time for “{question.text}” with {level * 100:g} % intervals"
     desc = " ".join(
-        f"By {p.hour:%Y-%m-%d %H:00} UTC, {_n(p)}: {_pct(p.estimate)} "
+        f"{name}By {p.hour:%Y-%m-%d %H:00} UTC, {_n(p)}: {_pct(p.estimate)} "
         f"({_pct(p.ci_low)} to {_pct(p.ci_high)})."
-        for p in points
+        for name, line_points in series
+        for p in line_points
     )
-    return _svg(WIDTH, height, title, desc or "No answers yet.", body, f"time-{question.id}")
+    return _svg(WIDTH, height, title, desc or "No answers yet.", body, label)
+
+
+def _time_series(points: list[TimePoint], x, y, series: str) -> list[str]:
+    if not points:
+        return []
+    upper = [f"{x(i):.1f},{y(p.ci_high):.1f}" for i, p in enumerate(points)]
+    lower = [f"{x(i):.1f},{y(p.ci_low):.1f}" for i, p in reversed(list(enumerate(points)))]
+    line = [f"{x(i):.1f},{y(p.estimate):.1f}" for i, p in enumerate(points)]
+    if len(points) > 1:
+        body = [
+            f'<polygon class="svg-ci-band{series}" points="{" ".join(upper + lower)}"/>',
+            f'<polyline class="svg-line{series}" points="{" ".join(line)}"/>',
+        ]
+    else:
+        p = points[0]
+        body = [
+            f'<line class="svg-ci{series}" x1="{x(0):.1f}" x2="{x(0):.1f}" '
+            f'y1="{y(p.ci_low):.1f}" y2="{y(p.ci_high):.1f}"/>'
+        ]
+    return body + [
+        f'<circle class="svg-point{series}" cx="{x(i):.1f}" cy="{y(p.estimate):.1f}" r="3"/>'
+        for i, p in enumerate(points)
+    ]
+
+
+def choice_chart(question: Question, shown: ChoiceDisplay, level: float, method: str) -> SafeString:
+    """One horizontal bar per option: the maximum-likelihood share, with its interval as a
+    whisker, on a 0–100 % axis (long option texts fit on the left, phones scale it)."""
+    rows = shown.rows
+    height = 40 + ROW * len(rows) + 30
+    x0, x1 = 230, WIDTH - RIGHT
+
+    def x(value: float) -> float:
+        return x0 + (x1 - x0) * value
+
+    body = _share_ticks(x, height)
+    for i, row in enumerate(rows):
+        y = 40 + ROW * i + ROW / 2
+        body.append(
+            f'<text class="svg-label" x="8" y="{y + 4:.1f}">{escape(_short(row.text, 30))}</text>'
+        )
+        if row.estimate is None:
+            continue
+        body.append(
+            f'<rect class="svg-bar svg-series-{i % 10}" x="{x0}" y="{y - 9:.1f}" '
+            f'width="{x(row.estimate) - x0:.1f}" height="18"/>'
+        )
+        if row.interval:
+            low, high = row.interval
+            body.append(
+                f'<line class="svg-whisker" x1="{x(low):.1f}" x2="{x(high):.1f}" '
+                f'y1="{y:.1f}" y2="{y:.1f}"/>'
+                + "".join(
+                    f'<line class="svg-whisker" x1="{x(v):.1f}" x2="{x(v):.1f}" '
+                    f'y1="{y - 7:.1f}" y2="{y + 7:.1f}"/>'
+                    for v in (low, high)
+                )
+            )
+    if not shown.has_data:
+        body.append(f'<text class="svg-muted" x="{x0 + 8}" y="{height / 2}">No answers yet.</text>')
+    elif not shown.direct:
+        body.append(
+            f'<text class="svg-muted" x="{x0}" y="16">bar: estimated share (maximum '
+            f"likelihood)   ├─┤ {level * 100:g} % interval ({method})</text>"
+        )
+    what = "share" if shown.direct else f"estimated share with {level * 100:g} % interval"
+    title = f"“{question.text}”: {what} per option"
+    desc = " ".join(
+        f"{row.text}: {_pct(row.estimate)}"
+        + (f", interval {_pct(row.interval[0])} to {_pct(row.interval[1])}" if row.interval else "")
+        + f", {row.count} reports."
+        for row in rows
+        if row.estimate is not None
+    )
+    return _svg(WIDTH, height, title, desc or "No answers yet.", body, f"choice-{question.id}")
+
+
+def _share_ticks(x, height: int) -> list[str]:
+    return [
+        f'<line class="svg-grid" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="24" y2="{height - 30}"/>'
+        f'<text class="svg-muted" x="{x(t):.1f}" y="{height - 12}" text-anchor="middle">'
+        f"{t * 100:.0f} %</text>"
+        for t in TICKS
+    ]
+
+
+def column_chart(
+    label: str, title: str, bars: list[tuple[str, float]], unit: str, css: str = "svg-bar"
+) -> SafeString:
+    """Vertical bars (a histogram): ``bars`` are ``(label, value)``, ``unit`` says what
+    a value is ("reports", or "%" for shares in [0, 1])."""
+    height, top, bottom, left, right = 240, 16, 44, 56, WIDTH - RIGHT
+    peak = max((v for _, v in bars), default=0) or 1
+    step = (right - left) / max(len(bars), 1)
+
+    def y(value: float) -> float:
+        return top + (height - top - bottom) * (1 - value / peak)
+
+    def show(value: float) -> str:
+        return _pct(value) if unit == "%" else f"{value:,.0f} {unit}"
+
+    body = [
+        f'<line class="svg-grid" x1="{left}" x2="{right}" y1="{y(t * peak):.1f}" '
+        f'y2="{y(t * peak):.1f}"/><text class="svg-muted" x="{left - 6}" '
+        f'y="{y(t * peak) + 4:.1f}" text-anchor="end">'
+        f"{_pct(t * peak) if unit == '%' else f'{t * peak:,.0f}'}</text>"
+        for t in (0, 0.5, 1)
+    ]
+    every = max(1, math.ceil(len(bars) / 8))
+    for i, (name, value) in enumerate(bars):
+        bx = left + i * step
+        body.append(
+            f'<rect class="{css}" x="{bx + 1:.1f}" y="{y(value):.1f}" '
+            f'width="{max(step - 2, 1):.1f}" height="{y(0) - y(value):.1f}"/>'
+        )
+        if i % every == 0:
+            body.append(
+                f'<text class="svg-muted" x="{bx + step / 2:.1f}" y="{height - 24}" '
+                f'text-anchor="middle">{escape(name)}</text>'
+            )
+    if not bars:
+        body.append(
+            f'<text class="svg-muted" x="{left + 8}" y="{height / 2}">No answers yet.</text>'
+        )
+    desc = " ".join(f"{name}: {show(value)}." for name, value in bars)
+    return _svg(WIDTH, height, title, desc or "No answers yet.", body, label)
+
+
+def histogram_chart(question: Question, shown: NumberDisplay) -> SafeString:
+    """How many reports fell in each bin (noise included: reports lie beyond the bounds)."""
+    bars = [(b.label, float(b.count)) for b in shown.bins]
+    title = f"“{question.text}”: histogram of the reports"
+    return column_chart(f"hist-{question.id}", title, bars, "reports")
+
+
+def distribution_chart(question: Question, shown: NumberDisplay) -> SafeString:
+    """The deconvolved distribution of the true values: a rough picture, no intervals."""
+    bars = [(str(v), share) for v, share in shown.distribution]
+    title = f"“{question.text}”: estimated distribution of the true values (rough)"
+    return column_chart(f"dist-{question.id}", title, bars, "%", "svg-bar svg-rough")
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One question as the dashboard shows it: its result, the display record of its
+    kind (``None`` for yes/no, which the forest plot and the summary table show) and the
+    charts drawn from it."""
+
+    number: int
+    result: QuestionResult
+    shown: ChoiceDisplay | NumberDisplay | None
+    charts: tuple[SafeString, ...]
+
+    @property
+    def kind(self) -> str:
+        return self.result.question.kind
+
+    @property
+    def warning(self) -> str | None:
+        """The result's word on the data (e.g. that they contradict the design)."""
+        if self.shown is not None:
+            return self.shown.warning
+        return self.result.estimate.warning(self.result.level, self.result.method)
+
+
+def question_panels(results: SurveyResults) -> list[Panel]:
+    """Every question's panel, built from its design's result object."""
+    level, method = results.level, results.method
+    panels = []
+    for number, r in enumerate(results.questions, start=1):
+        question, est = r.question, r.estimate
+        if isinstance(est, ChoiceEstimate):
+            shown = choice_display(est, question.options, level, method)
+            charts = (choice_chart(question, shown, level, method),)
+        elif isinstance(est, NumberEstimate):
+            shown = number_display(est, level, r.histogram)
+            charts = (histogram_chart(question, shown),)
+            if shown.distribution:
+                charts += (distribution_chart(question, shown),)
+        else:
+            shown, charts = None, ()
+        panels.append(Panel(number, r, shown, charts))
+    return panels
+
+
+@dataclass(frozen=True)
+class IntervalRow:
+    """One row of an interval chart: ``estimate`` is None for a hidden cell, which is
+    drawn as the words ``note`` and nothing else."""
+
+    label: str
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    note: str = ""
+
+
+def _odds(value: float) -> str:
+    return "∞" if value == float("inf") else f"{value:.3g}"
+
+
+def interval_chart(
+    rows: list[IntervalRow], *, title: str, label: str, odds_ratios: bool = False
+) -> SafeString:
+    """Estimates with intervals, one row each, as the forest plot draws them: on a
+    0–100 % axis, or for ``odds_ratios`` on a log axis with a line at 1 (no effect).
+
+    Used by the breakdown (one row per category), the cross-tab (one per cell) and the
+    model (one per coefficient's odds ratio)."""
+    height = 40 + ROW * max(len(rows), 1) + 30
+    x0, x1 = LABEL_WIDTH, WIDTH - RIGHT
+    if odds_ratios:
+        finite = [
+            v
+            for r in rows
+            for v in (r.estimate, r.ci_low, r.ci_high)
+            if v is not None and 0 < v < float("inf")
+        ]
+        span = max((abs(np.log10(v)) for v in finite), default=1.0)
+        bound = max(1.0, float(np.ceil(span)))
+        ticks = [10.0**e for e in range(-int(bound), int(bound) + 1)]
+
+        def position(value: float) -> float:
+            if value <= 0:
+                return 0.0
+            if value == float("inf"):
+                return 1.0
+            return min(1.0, max(0.0, (np.log10(value) + bound) / (2 * bound)))
+
+        tick_text, show = (lambda t: f"{t:g}"), _odds
+    else:
+        ticks = list(TICKS)
+
+        def position(value: float) -> float:
+            return min(1.0, max(0.0, value))
+
+        tick_text, show = (lambda t: f"{t * 100:.0f} %"), _pct
+
+    def x(value: float) -> float:
+        return x0 + (x1 - x0) * position(value)
+
+    body = [
+        f'<line class="svg-grid" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="24" y2="{height - 30}"/>'
+        f'<text class="svg-muted" x="{x(t):.1f}" y="{height - 12}" text-anchor="middle">'
+        f"{tick_text(t)}</text>"
+        for t in ticks
+    ]
+    descriptions = []
+    for i, row in enumerate(rows):
+        y = 40 + ROW * i + ROW / 2
+        body.append(
+            f'<text class="svg-label" x="8" y="{y + 4:.1f}">{escape(_short(row.label))}</text>'
+        )
+        if row.estimate is None:
+            body.append(
+                f'<text class="svg-muted" x="{x0}" y="{y + 4:.1f}">{escape(row.note)}</text>'
+            )
+            descriptions.append(f"{row.label}: {row.note}.")
+            continue
+        body.append(
+            f'<line class="svg-ci" x1="{x(row.ci_low):.1f}" x2="{x(row.ci_high):.1f}" '
+            f'y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<circle class="svg-point" cx="{x(row.estimate):.1f}" cy="{y:.1f}" r="5"/>'
+        )
+        descriptions.append(
+            f"{row.label}: {show(row.estimate)}, interval {show(row.ci_low)} to "
+            f"{show(row.ci_high)}{', ' + row.note if row.note else ''}."
+        )
+    if not rows:
+        body.append(f'<text class="svg-muted" x="{x0}" y="58">Nothing to show yet.</text>')
+    return _svg(WIDTH, height, title, " ".join(descriptions) or "Nothing to show yet.", body, label)

@@ -1,16 +1,36 @@
-"""The researcher's dashboard: estimates for each question, from tallies."""
+"""The researcher's dashboard: estimates for each question, from tallies; breakdowns,
+cross-tabs and the model, from grouped counts."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from estimator.analysis import parse_estimate_options, survey_results
-from estimator.charts import estimates_over_time, forest_plot, over_time_chart, thin
-from estimator.randomized_response import CI_METHODS
-from survey.models import Survey
+from estimator.charts import (
+    IntervalRow,
+    estimates_over_time,
+    forest_plot,
+    interval_chart,
+    option_estimates_over_time,
+    options_over_time_chart,
+    over_time_chart,
+    question_panels,
+    thin,
+)
+from estimator.grouped import (
+    DIRECT_CATEGORICAL,
+    RANDOMIZED_CATEGORICAL,
+    AnalysisError,
+    breakdown,
+    crosstab_of,
+    regression,
+)
+from estimator.intervals import INTERVAL_METHODS
+from survey.models import Question, Role
+from survey.permissions import survey_for
 
 POLL_SECONDS = 3
 
@@ -18,27 +38,230 @@ POLL_SECONDS = 3
 @login_required
 @require_GET
 def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
-    """Estimates, forest plot and estimate over time. htmx polls the ``results`` fragment,
-    so new answers appear without a reload (each poll reads a few tally rows)."""
-    survey = get_object_or_404(Survey.objects.owned_by(request.user), pk=survey_id)
+    """Estimates for every question (its own panel by kind), forest plot and estimate over
+    time. htmx polls the ``results`` fragment, so new answers appear without a reload
+    (each poll reads a few tally rows)."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
     level, method, errors = parse_estimate_options(request.GET)
     results = survey_results(survey, level, method)
-    questions = [r.question for r in results.questions]
-    chosen = next((q for q in questions if str(q.id) == request.GET.get("question")), None)
-    chosen = chosen or (questions[0] if questions else None)
-    points = (
-        thin(estimates_over_time(chosen, level, method, survey.current_round)) if chosen else []
-    )
+    # A mean has no estimate over time yet: yes/no and choice questions do.
+    timed = [r.question for r in results.questions if r.question.kind != "number"]
+    chosen = next((q for q in timed if str(q.id) == request.GET.get("question")), None)
+    chosen = chosen or (timed[0] if timed else None)
+    points, series, over_time = [], [], ""
+    if chosen and chosen.kind == "choice":
+        series = [
+            thin(s) for s in option_estimates_over_time(chosen, level, method, survey.current_round)
+        ]
+        over_time = options_over_time_chart(chosen, chosen.options, series, level)
+    elif chosen:
+        points = thin(estimates_over_time(chosen, level, method, survey.current_round))
+        over_time = over_time_chart(chosen, points, level)
+    panels = question_panels(results)
     context = {
         "survey": survey,
+        "privacy": survey.privacy,
         "results": results,
+        "panels": panels,
+        "has_binary": any(p.kind == "binary" for p in panels),
         "errors": errors,
-        "methods": CI_METHODS,
+        "methods": INTERVAL_METHODS,
         "forest": forest_plot(results),
+        "timed": timed,
         "chosen": chosen,
         "points": points,
-        "over_time": over_time_chart(chosen, points, level) if chosen else "",
+        "option_series": list(zip(chosen.options, series, strict=True)) if series else [],
+        "over_time": over_time,
         "poll_seconds": POLL_SECONDS,
     }
     template = "estimator/dashboard.html#results" if request.htmx else "estimator/dashboard.html"
     return render(request, template, context)
+
+
+HIDDEN = "hidden: too few respondents in this or another cell"
+
+
+def _analysis_page(request: HttpRequest, template: str, context: dict) -> HttpResponse:
+    """The whole page, or only its ``analysis`` fragment when htmx swaps it in."""
+    return render(request, f"{template}#analysis" if request.htmx else template, context)
+
+
+def _choices(survey, randomized: bool, kinds) -> list:
+    return [
+        q for q in survey.questions.all() if q.design.randomized == randomized and q.kind in kinds
+    ]
+
+
+@login_required
+@require_GET
+def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """A randomized question's estimate per category of a directly asked one; hidden
+    cells look alike and carry no numbers (see :func:`estimator.grouped.breakdown`)."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    level, method, errors = parse_estimate_options(request.GET)
+    questions = _choices(survey, True, RANDOMIZED_CATEGORICAL)
+    groups = _choices(survey, False, DIRECT_CATEGORICAL)
+    picked = _picked(request, "question", questions), _picked(request, "by", groups)
+    result, chart = None, ""
+    if all(picked):
+        try:
+            result = breakdown(survey, picked[0].id, picked[1].id, level, method)
+        except AnalysisError as error:
+            errors.append(error.message)
+    if result:
+        chart = interval_chart(
+            _breakdown_rows(result),
+            title=f"“{result['text']}” by “{result['by_text']}”, {level * 100:g} % intervals",
+            label="breakdown",
+        )
+    return _analysis_page(
+        request,
+        "estimator/breakdown.html",
+        {
+            "survey": survey,
+            "questions": questions,
+            "groups": groups,
+            "question": picked[0],
+            "by": picked[1],
+            "result": result,
+            "chart": chart,
+            "errors": errors,
+            "level": level,
+            "method": method,
+            "methods": INTERVAL_METHODS,
+            "hidden": HIDDEN,
+        },
+    )
+
+
+def _picked(request: HttpRequest, name: str, candidates: list, default: int = 0):
+    """The candidate the query string names, else the ``default``-th (or None)."""
+    wanted = request.GET.get(name)
+    found = next((q for q in candidates if str(q.id) == wanted), None)
+    if found or not candidates:
+        return found
+    return candidates[min(default, len(candidates) - 1)]
+
+
+def _breakdown_rows(result: dict) -> list[IntervalRow]:
+    """Chart rows: per category (per option of a choice question), hidden ones as words."""
+    rows = []
+    for cell in [{"text": "All", "suppressed": False, **result["overall"]}, *result["categories"]]:
+        if cell["suppressed"]:
+            rows.append(IntervalRow(cell["text"], note=HIDDEN))
+        elif "options" in cell:
+            rows += [
+                IntervalRow(
+                    f"{cell['text']}: {o['text']}", o["estimate"], o["ci_low"], o["ci_high"]
+                )
+                for o in cell["options"]
+                if o["estimate"] is not None
+            ]
+        elif cell["estimate"] is not None:
+            rows.append(
+                IntervalRow(
+                    cell["text"],
+                    cell["estimate"],
+                    cell["ci_low"],
+                    cell["ci_high"],
+                    f"n = {cell['n']}",
+                )
+            )
+    return rows
+
+
+@login_required
+@require_GET
+def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """The joint prevalences of two randomized questions, with phi and the odds ratio
+    for two yes/no ones (see :func:`estimator.grouped.crosstab_of`)."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    level, _, errors = parse_estimate_options(request.GET)
+    questions = _choices(survey, True, RANDOMIZED_CATEGORICAL)
+    a, b = _picked(request, "a", questions), _picked(request, "b", questions, default=1)
+    result, chart = None, ""
+    if a and b and a != b:
+        try:
+            result = crosstab_of(survey, a.id, b.id, level)
+        except AnalysisError as error:
+            errors.append(error.message)
+    if result:
+        chart = interval_chart(
+            [
+                IntervalRow(
+                    f"{c['a_text']} × {c['b_text']}", c["estimate"], c["ci_low"], c["ci_high"]
+                )
+                for c in result["cells"]
+            ],
+            title=f"Joint prevalences of “{result['a_text']}” and “{result['b_text']}”",
+            label="crosstab",
+        )
+    return _analysis_page(
+        request,
+        "estimator/crosstab.html",
+        {
+            "survey": survey,
+            "questions": questions,
+            "a": a,
+            "b": b,
+            "result": result,
+            "rows": _table(result) if result else [],
+            "chart": chart,
+            "errors": errors,
+            "level": level,
+        },
+    )
+
+
+def _table(result: dict) -> list[tuple[str, list[dict]]]:
+    """The cells as rows of the first question's options."""
+    width = len(result["b_options"])
+    return [
+        (text, result["cells"][i * width : (i + 1) * width])
+        for i, text in enumerate(result["a_options"])
+    ]
+
+
+@login_required
+@require_GET
+def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """Logistic regression of a randomized yes/no question on directly asked covariates,
+    its coefficients in a table and its odds ratios on a log axis."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    level, _, errors = parse_estimate_options(request.GET)
+    outcomes = _choices(survey, True, (Question.Kind.BINARY,))
+    covariates = _choices(survey, False, DIRECT_CATEGORICAL + (Question.Kind.NUMBER,))
+    outcome = _picked(request, "outcome", outcomes)
+    wanted = set(request.GET.getlist("covariates"))
+    chosen = [q for q in covariates if str(q.id) in wanted] or covariates[:1]
+    result, chart = None, ""
+    if outcome and chosen:
+        try:
+            result = regression(survey, outcome.id, [q.id for q in chosen], level)
+        except AnalysisError as error:
+            errors.append(error.message)
+    if result:
+        chart = interval_chart(
+            [
+                IntervalRow(c["term"], c["odds_ratio"], c["ci_low"], c["ci_high"])
+                for c in result["coefficients"][1:]
+            ],
+            title=f"Odds ratios for “{outcome.text}” with {level * 100:g} % intervals",
+            label="model",
+            odds_ratios=True,
+        )
+    return _analysis_page(
+        request,
+        "estimator/model.html",
+        {
+            "survey": survey,
+            "outcomes": outcomes,
+            "covariates": covariates,
+            "outcome": outcome,
+            "chosen": chosen,
+            "result": result,
+            "chart": chart,
+            "errors": errors,
+            "level": level,
+        },
+    )

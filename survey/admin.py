@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import Model
-from django.forms import BaseInlineFormSet, ModelForm
+from django.forms import BaseInlineFormSet, CharField, ModelForm, Textarea
 from django.http import HttpRequest
 
+from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
 from survey.models import DesignFrozen, Question, Survey
 
 
@@ -19,7 +20,13 @@ class QuestionInline(admin.TabularInline):
 
     model = Question
     extra = 0
-    fields = ["position", "text", "kind", "design_name", "design_params"]
+    fields = ["position", "text", "kind", "options", "design_name", "design_params"]
+
+    max_num = MAX_QUESTIONS
+
+    def get_formset(self, request: HttpRequest, obj: Model | None = None, **kwargs):
+        """More forms than ``max_num`` are an error, not silently dropped."""
+        return super().get_formset(request, obj, validate_max=True, **kwargs)
 
     def _frozen(self, obj: Model | None) -> bool:
         return isinstance(obj, Survey) and obj.is_frozen
@@ -34,8 +41,17 @@ class QuestionInline(admin.TabularInline):
         return not self._frozen(obj) and super().has_delete_permission(request, obj)
 
 
+class SurveyAdminForm(ModelForm):
+    description = CharField(required=False, max_length=MAX_DESCRIPTION, widget=Textarea)
+
+    class Meta:
+        model = Survey
+        fields = "__all__"  # noqa: DJ007 (the admin's fieldsets decide)
+
+
 @admin.register(Survey)
 class SurveyAdmin(admin.ModelAdmin):
+    form = SurveyAdminForm
     list_display = ["title", "owner", "mode", "status", "join_code", "created"]
     list_filter = ["mode", "status"]
     search_fields = ["title", "owner__username", "join_code"]

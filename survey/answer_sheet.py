@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from django.db.models import Exists, F, OuterRef
 
+from estimator.designs import Design
 from survey.models import Question, Submission
 
 MAX_CACHED_SHEETS = 10_000
@@ -22,17 +23,28 @@ _frozen_sheets: dict[str, AnswerSheet] = {}
 
 
 class InvalidAnswers(Exception):
-    """The answers do not fit the survey; ``messages`` says how, one line per problem."""
+    """The answers do not fit the survey; ``messages`` says how, one line per problem, and
+    ``questions`` lists the ids of the survey's questions at fault."""
 
-    def __init__(self, messages: list[str]) -> None:
+    def __init__(self, messages: list[str], questions: frozenset[int] = frozenset()) -> None:
         super().__init__("; ".join(messages))
         self.messages = messages
+        self.questions = questions
+
+
+def paper_may_omit(design: Design) -> bool:
+    """Only a randomized number may go unanswered, and only on the no-JavaScript page: its
+    noise cannot be drawn by hand, and asking for the true number instead would weaken
+    its privacy. The estimate then counts it as missing. Everywhere else (the API, which
+    the JavaScript page uses and which can always draw the noise) every answer is needed,
+    so that a missing answer never depends on the true one by the app's doing."""
+    return design.kind == "number" and design.randomized
 
 
 @dataclass(frozen=True)
 class AnswerSheet:
     survey_id: int
-    allowed: dict[int, tuple[int, ...]]  # question id → the reports its design can produce
+    designs: dict[int, Design]  # question id → its design, which knows the reports it makes
     design_version: int  # the survey's, when the questions were read
 
     @classmethod
@@ -50,36 +62,49 @@ class AnswerSheet:
         if not questions:
             return None
         first = questions[0]
-        allowed = {q.id: q.design.output_values for q in questions}
-        sheet = cls(first.survey_id, allowed, first.design_version)
+        designs = {q.id: q.design for q in questions}
+        sheet = cls(first.survey_id, designs, first.design_version)
         if first.frozen:
             if len(_frozen_sheets) >= MAX_CACHED_SHEETS:
                 _frozen_sheets.clear()
             _frozen_sheets[slug] = sheet
         return sheet
 
-    def check(self, answers: list[dict]) -> dict[int, int]:
+    def check(self, answers: list[dict], *, paper: bool = False) -> dict[int, int]:
         """{question id: report}, exactly one possible report per question of the survey;
-        raises :class:`InvalidAnswers` listing every problem."""
+        raises :class:`InvalidAnswers` listing every problem. ``paper``: the no-JavaScript
+        page, which leaves out (and must leave out) the questions :func:`paper_may_omit`
+        names."""
         values: dict[int, int] = {}
-        errors = []
+        errors, faulty = [], set()
         for answer in answers:
             qid, value = answer["question"], answer["value"]
-            allowed = self.allowed.get(qid)
-            if allowed is None:
+            design = self.designs.get(qid)
+            if design is None:
                 errors.append(f"question {qid} is not a question of this survey")
             elif qid in values:
                 errors.append(f"question {qid} is answered more than once")
-            elif value not in allowed:
-                errors.append(
-                    f"value {value} for question {qid} is not one of {', '.join(map(str, allowed))}"
-                )
+                faulty.add(qid)
+            elif paper and paper_may_omit(design):
+                # The paper page never asks for it: a value here is a true number.
+                errors.append(f"question {qid} needs JavaScript: leave it unanswered on paper")
+                faulty.add(qid)
+            else:
+                try:
+                    design.check_report(value)
+                except ValueError as error:
+                    errors.append(f"value {value!r} for question {qid}: {error}")
+                    faulty.add(qid)
             values[qid] = value
-        missing = sorted(set(self.allowed) - set(values))
+        missing = sorted(
+            qid
+            for qid, design in self.designs.items()
+            if qid not in values and not (paper and paper_may_omit(design))
+        )
         if missing:
             errors.append(f"missing answers for question(s) {', '.join(map(str, missing))}")
         if errors:
-            raise InvalidAnswers(errors)
+            raise InvalidAnswers(errors, frozenset(faulty | set(missing)))
         return values
 
 

@@ -1,16 +1,20 @@
 """The researcher's REST API: surveys with nested questions, lifecycle, invites, exports.
 
-Every query starts from ``Survey.objects.owned_by(user)``, so another researcher's survey
-is a 404 on every endpoint, never a 403 that would confirm it exists.
+Every query starts from ``survey.permissions.api_surveys``: a survey the user holds no
+role on, or too small a role for the action (viewer, editor, owner), is a 404 on every
+endpoint, never a 403 that would confirm it exists; so is a survey in the trash.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
+from typing import IO
 
 from django.db import transaction
 from django.http import HttpResponse
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -26,17 +30,23 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
+from config.parsers import PayloadTooLarge
 from estimator.analysis import json_epsilon, parse_estimate_options, survey_results
-from estimator.randomized_response import (
-    CI_METHODS,
-    DESIGNS,
-    BinaryDesign,
-    ForcedResponse,
-    design_from_params,
-)
+from estimator.designs import REGISTRY, Design, ForcedResponse, make_design
+from estimator.disclosure import DEFAULT_MIN_CELL
+from estimator.intervals import CI_METHODS
+from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from survey import exports
-from survey.distribution import MAX_INVITES, invite_counts, invite_path
-from survey.models import DesignFrozen, Invite, Question, Survey
+from survey.api_teams import (
+    CollaboratorViewSet,
+    TransferRequestSerializer,
+    TrashedSurveySerializer,
+    find_account_or_400,
+)
+from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
+from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
+from survey.models import DesignFrozen, Invite, Question, Role, SharingRefused, Survey
+from survey.permissions import api_surveys
 
 
 class Conflict(APIException):
@@ -58,13 +68,16 @@ class CSVRenderer(BaseRenderer):
 
 
 class CSVParser(BaseParser):
+    """A ``text/csv`` body as a binary file, spooled to disk beyond a few MiB: an import
+    never holds the whole body in memory, and one over ``MAX_IMPORT_BYTES`` is a 413."""
+
     media_type = "text/csv"
 
-    def parse(self, stream, media_type=None, parser_context=None) -> str:
+    def parse(self, stream, media_type=None, parser_context=None) -> IO[bytes]:
         try:
-            return stream.read().decode("utf-8")
-        except UnicodeDecodeError:
-            raise ParseError("The CSV must be UTF-8 encoded.") from None
+            return exports.spool(stream)
+        except exports.ImportTooLarge as error:
+            raise PayloadTooLarge(str(error)) from None
 
 
 def csv_download(text: str, filename: str) -> HttpResponse:
@@ -73,27 +86,112 @@ def csv_download(text: str, filename: str) -> HttpResponse:
     return response
 
 
-class DesignSerializer(serializers.Serializer):
-    """A design as ``{"name": …, **parameters}``; missing parameters take the defaults."""
+class DesignField(serializers.Field):
+    """A design as ``{"name": …, **parameters}``; missing parameters take the defaults.
 
-    name = serializers.ChoiceField(choices=list(DESIGNS))
-    p_truth = serializers.FloatField(required=False)
-    p_yes = serializers.FloatField(required=False)
-    p = serializers.FloatField(required=False)
-    pi = serializers.FloatField(required=False)
+    The field only checks the shape: which parameters a design takes, and what values
+    they allow, depends on the question's kind and options, so :class:`QuestionSerializer`
+    builds the design from the registry once it knows them (see :func:`build_design`).
+    """
 
-    def to_internal_value(self, data) -> BinaryDesign:
-        if isinstance(data, dict) and (unknown := set(data) - set(self.fields)):
-            raise ValidationError(f"unknown design parameter(s): {', '.join(sorted(unknown))}")
-        attrs = super().to_internal_value(data)
-        name = attrs.pop("name")
-        try:
-            return design_from_params(name, attrs)
-        except ValueError as error:
-            raise ValidationError(str(error)) from None
+    def to_internal_value(self, data) -> dict:
+        if not isinstance(data, dict):
+            raise ValidationError('a design must be an object such as {"name": "k_rr", …}')
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValidationError({"name": ["a design needs a name, e.g. forced_response"]})
+        return {"name": name, "params": {k: v for k, v in data.items() if k != "name"}}
 
-    def to_representation(self, design: BinaryDesign) -> dict:
+    def to_representation(self, design: Design) -> dict:
         return {"name": design.name, **design.params()}
+
+
+def _param_schema(param: Param) -> dict:
+    """One declared parameter as an OpenAPI 3.0 property."""
+    described = {"description": f"{param.label}: {param.help}"}
+    if param.type == "probabilities":
+        item = {"type": "number", "minimum": 0, "maximum": 1}
+        return {
+            **described,
+            "type": "array",
+            "items": item,
+            "minItems": CHOICE_MIN_OPTIONS,
+            "maxItems": CHOICE_MAX_OPTIONS,
+        }
+    declared = param.to_json()
+    schema = {**described, "type": "integer" if param.type == "integer" else "number"}
+    for bound, exclusive, key in (
+        ("min", "exclusive_min", "minimum"),
+        ("max", "exclusive_max", "maximum"),
+    ):
+        if declared[bound] is not None:
+            schema[key] = declared[bound]
+            if declared[exclusive]:
+                schema[f"exclusive{key.title()}"] = True
+    if param.default is not None:
+        schema["default"] = param.default
+    return schema
+
+
+def design_schema() -> dict:
+    """Every registered design as its own object schema, parameters from its declaration."""
+    variants = []
+    for (kind, name), cls in REGISTRY.items():
+        variants.append(
+            {
+                "type": "object",
+                "title": f"{kind}: {name}",
+                "description": f"{cls.label}. {cls.help}".strip(),
+                "properties": {
+                    "name": {"type": "string", "enum": [name]},
+                    **{p.name: _param_schema(p) for p in cls.PARAMS},
+                },
+                "required": ["name"],
+                "additionalProperties": False,
+            }
+        )
+    return {
+        "anyOf": variants,
+        "description": "The question's design: its name and parameters for the question's "
+        "kind (SPEC §1.4). Binary questions default to the classic two coins.",
+    }
+
+
+extend_schema_field(design_schema())(DesignField)
+
+
+def build_design(kind: str, name: str, params: dict, k: int | None) -> Design:
+    """The (kind, name) design from the registry, or a ValidationError whose keys name
+    the parameter at fault (``name`` for an unknown design, ``non_field_errors`` for a
+    rule that spans parameters)."""
+    cls = REGISTRY.get((kind, name))
+    if cls is None:
+        names = ", ".join(n for (kd, n) in REGISTRY if kd == kind)
+        raise ValidationError(
+            {"name": [f"unknown design {name!r} for a {kind} question; choose one of {names}"]}
+        )
+    declared = {p.name: p for p in cls.PARAMS}
+    errors = {
+        key: [f"{name} takes no parameter {key}; it takes {', '.join(declared) or 'none'}"]
+        for key in params
+        if key not in declared
+    }
+    for key, value in params.items():
+        if key in declared:
+            try:
+                declared[key].check(value)
+            except ValueError as error:
+                errors[key] = [str(error)]
+    if errors:
+        raise ValidationError(errors)
+    try:
+        return make_design(kind, name, params, k=k if cls.needs_options else None)
+    except ValueError as error:
+        message = str(error)
+        first = message.split(" ", 1)[0]
+        raise ValidationError(
+            {first if first in declared else "non_field_errors": [message]}
+        ) from None
 
 
 @extend_schema_field(serializers.FloatField(allow_null=True, read_only=True))
@@ -107,29 +205,126 @@ class EpsilonField(serializers.Field):
         return json_epsilon(value)
 
 
+OPTION_MAX_LENGTH = 200
+OPTIONS_COUNT_MESSAGE = (
+    f"a choice question needs {CHOICE_MIN_OPTIONS} to {CHOICE_MAX_OPTIONS} options"
+)
+EXAMPLE_DESIGNS = {
+    Question.Kind.CHOICE: '{"name": "k_rr", "epsilon": 1.0986}',
+    Question.Kind.NUMBER: '{"name": "laplace", "epsilon": 1.0, "lower": 0, "upper": 30}',
+}
+
+
 class QuestionSerializer(serializers.Serializer):
+    """A question of any kind with its design, built from the registry (SPEC §3.1).
+
+    Choice questions carry 2–10 options; binary and number questions none. A directly
+    asked question (design ``direct``, ε = ∞) is saved only with ``not_sensitive: true``,
+    the researcher's confirmation that it is a background question; a randomized design
+    with ε = ∞ only with ``allow_no_privacy: true``. In a PATCH, what an item leaves out
+    keeps its stored value.
+    """
+
     id = serializers.IntegerField(required=False)
     position = serializers.IntegerField(read_only=True)
     text = serializers.CharField(max_length=500)
     kind = serializers.ChoiceField(choices=Question.Kind.choices, default=Question.Kind.BINARY)
-    design = DesignSerializer(
-        default=ForcedResponse,
-        help_text="Defaults to the classic two coins (forced response, p_truth = p_yes = 0.5).",
+    options = serializers.ListField(
+        child=serializers.CharField(max_length=OPTION_MAX_LENGTH),
+        required=False,
+        max_length=CHOICE_MAX_OPTIONS,
+        error_messages={"max_length": OPTIONS_COUNT_MESSAGE},
+        help_text=f"Choice questions only: {CHOICE_MIN_OPTIONS} to {CHOICE_MAX_OPTIONS} "
+        "distinct, non-empty option texts in order; a report is an index into this list. "
+        "Empty for binary and number questions.",
+    )
+    design = DesignField(
+        required=False,
+        help_text="Defaults to the classic two coins (forced response, p_truth = p_yes = 0.5) "
+        "for a binary question; choice and number questions name theirs.",
     )
     epsilon = EpsilonField()
     no_privacy = serializers.SerializerMethodField()
+    direct = serializers.SerializerMethodField(
+        help_text="Asked directly (not randomized): ε = ∞, left out of the survey's total."
+    )
     allow_no_privacy = serializers.BooleanField(
         write_only=True,
         default=False,
-        help_text="Required to save a design with ε = ∞ (a report can reveal the answer).",
+        help_text="Required to save a randomized design with ε = ∞ (a report can reveal "
+        "the answer).",
+    )
+    not_sensitive = serializers.BooleanField(
+        write_only=True,
+        default=False,
+        help_text="Required to save a directly asked question (design direct): confirms "
+        "that the question is not sensitive, since its answers are stored as given.",
     )
 
     def get_no_privacy(self, question: Question) -> bool:
         return math.isinf(question.epsilon)
 
+    def get_direct(self, question: Question) -> bool:
+        return not question.design.randomized
+
+    def validate_options(self, options: list[str]) -> list[str]:
+        if 0 < len(options) < CHOICE_MIN_OPTIONS:
+            raise ValidationError(OPTIONS_COUNT_MESSAGE)
+        seen: set[str] = set()
+        for option in options:
+            if option.casefold() in seen:
+                raise ValidationError(f"the option {option!r} appears twice")
+            seen.add(option.casefold())
+        return options
+
+    def _stored(self, question_id: int | None) -> Question | None:
+        """The stored question an item edits, if it names one of this survey's."""
+        survey = getattr(self.root, "instance", None)
+        if question_id is None or not isinstance(survey, Survey):
+            return None
+        return survey.questions.filter(id=question_id).first()
+
     def validate(self, attrs: dict) -> dict:
-        design = attrs.get("design")
-        if design and math.isinf(design.epsilon) and not attrs.get("allow_no_privacy"):
+        stored = self._stored(attrs.get("id"))
+        kind = attrs.get("kind") or (stored.kind if stored else Question.Kind.BINARY)
+        kept = stored is not None and stored.kind == kind
+        options = attrs.get("options", stored.options if kept else [])
+        if kind == Question.Kind.CHOICE and not options:
+            raise ValidationError({"options": [OPTIONS_COUNT_MESSAGE]})
+        if kind != Question.Kind.CHOICE and options:
+            raise ValidationError(
+                {"options": [f"a {kind} question takes no options; only choice questions do"]}
+            )
+        sent = attrs.get("design")
+        if sent is None and kept:
+            sent = {"name": stored.design_name, "params": stored.design_params}
+        elif sent is None and kind != Question.Kind.BINARY:
+            raise ValidationError(
+                {"design": [f"a {kind} question needs a design, e.g. {EXAMPLE_DESIGNS[kind]}"]}
+            )
+        elif sent is None:
+            sent = {"name": ForcedResponse.name, "params": {}}
+        try:
+            design = build_design(kind, sent["name"], sent["params"], len(options) or None)
+        except ValidationError as error:
+            raise ValidationError({"design": error.detail}) from None
+        if "design" in attrs or not kept:
+            self._check_confirmations(design, attrs)
+        return {**attrs, "kind": kind, "options": options, "design": design}
+
+    @staticmethod
+    def _check_confirmations(design: Design, attrs: dict) -> None:
+        if not design.randomized and not attrs.get("not_sensitive"):
+            raise ValidationError(
+                {
+                    "not_sensitive": [
+                        "A directly asked question is not randomized: its answers are stored "
+                        "as given (ε = ∞). Use it only for background questions that are not "
+                        "sensitive, and send not_sensitive: true to confirm."
+                    ]
+                }
+            )
+        if design.randomized and math.isinf(design.epsilon) and not attrs.get("allow_no_privacy"):
             raise ValidationError(
                 {
                     "design": [
@@ -138,19 +333,44 @@ class QuestionSerializer(serializers.Serializer):
                     ]
                 }
             )
-        return attrs
 
 
 class SurveySerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     title = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=MAX_DESCRIPTION
+    )
     mode = serializers.ChoiceField(choices=Survey.Mode.choices, default=Survey.Mode.RESEARCH)
     status = serializers.CharField(read_only=True)
     slug = serializers.CharField(read_only=True)
     join_code = serializers.CharField(read_only=True)
     requires_invite = serializers.BooleanField(default=False)
-    epsilon_total = EpsilonField()
+    closes_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="The survey closes itself at this time (null: closed by hand only).",
+    )
+    response_quota = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="The survey closes itself once this many people have answered.",
+    )
+    min_cell_count = serializers.IntegerField(
+        min_value=1,
+        max_value=1000,
+        default=DEFAULT_MIN_CELL,
+        help_text="Breakdowns hide every group with fewer respondents than this (and "
+        "whatever else it takes so that no hidden group can be worked out).",
+    )
+    epsilon_total = EpsilonField(
+        help_text="Σ ε over the randomized questions (null for ∞); directly asked questions "
+        "are left out and counted in asked_directly."
+    )
+    asked_directly = serializers.SerializerMethodField(
+        help_text="How many questions are asked directly (background questions, ε = ∞)."
+    )
     no_privacy = serializers.SerializerMethodField()
     respond_url = serializers.SerializerMethodField()
     created = serializers.DateField(read_only=True)
@@ -159,7 +379,19 @@ class SurveySerializer(serializers.Serializer):
         help_text="One more with every edit of the questions; send it with submissions "
         "so that answers randomized with an older design are refused (409).",
     )
-    questions = QuestionSerializer(many=True, required=False)
+    role = serializers.SerializerMethodField(
+        help_text="Your role on this survey: owner, editor (build and distribute) or "
+        "viewer (results and exports)."
+    )
+    questions = QuestionSerializer(many=True, required=False, max_length=MAX_QUESTIONS)
+
+    @extend_schema_field(serializers.ChoiceField(choices=Role.choices))
+    def get_role(self, survey: Survey) -> str:
+        # Surveys read through the API carry the requester's role; a new one is theirs.
+        return getattr(survey, "role", None) or Role.OWNER.value
+
+    def get_asked_directly(self, survey: Survey) -> int:
+        return len(survey.privacy.direct)
 
     def get_no_privacy(self, survey: Survey) -> bool:
         return math.isinf(survey.epsilon_total)
@@ -168,6 +400,11 @@ class SurveySerializer(serializers.Serializer):
         request = self.context.get("request")
         url = survey.get_absolute_url()
         return request.build_absolute_uri(url) if request else url
+
+    def validate_closes_at(self, closes_at):
+        if closes_at is not None and closes_at <= timezone.now():
+            raise ValidationError("Choose a time in the future (or null).")
+        return closes_at
 
     def validate_questions(self, questions: list[dict]) -> list[dict]:
         ids = [q["id"] for q in questions if "id" in q]
@@ -209,18 +446,22 @@ class SurveySerializer(serializers.Serializer):
 
 def save_questions(survey: Survey, questions: list[dict]) -> None:
     """Make the survey's questions exactly ``questions``, in order: items with an ``id``
-    update that question, the others are created, questions left out are deleted."""
+    update that question, the others are created, questions left out are deleted.
+
+    Every item arrives validated by :class:`QuestionSerializer`, with its kind, options
+    and design resolved (a PATCH item's omissions filled from the stored question)."""
     existing = {q.id: q for q in survey.questions.all()}
     keep = [q["id"] for q in questions if "id" in q]
     survey.questions.exclude(id__in=keep).delete()
     for position, item in enumerate(questions):
-        # A PATCH may leave out what it does not change: keep the stored value.
+        # Wording: a PATCH may leave out the text it does not change.
         current = existing.get(item.get("id"))
-        design = item.get("design") or (current.design if current else ForcedResponse())
+        design = item["design"]
         fields = {
             "position": position,
             "text": item.get("text") or current.text,
-            "kind": item.get("kind", Question.Kind.BINARY),
+            "kind": item["kind"],
+            "options": item["options"],
             "design_name": design.name,
             "design_params": design.params(),
         }
@@ -230,6 +471,58 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             survey.questions.create(**fields)
     if hasattr(survey, "_prefetched_objects_cache"):
         survey._prefetched_objects_cache.clear()
+
+
+class ResponseMatrixSerializer(serializers.Serializer):
+    rows = serializers.CharField()
+    columns = serializers.CharField()
+    values = serializers.ListField(child=serializers.ListField(child=serializers.FloatField()))
+
+
+class CodebookQuestionSerializer(serializers.Serializer):
+    """One column of the export (documentation only: :func:`exports.question_codebook`
+    builds it). Binary and choice questions carry the matrix keys, numbers the bounds."""
+
+    text = serializers.CharField()
+    kind = serializers.ChoiceField(choices=Question.Kind.choices)
+    options = serializers.ListField(child=serializers.CharField())
+    design = DesignField()
+    not_sensitive = serializers.BooleanField()
+    allow_no_privacy = serializers.BooleanField()
+    column = serializers.CharField()
+    question_id = serializers.IntegerField()
+    epsilon = serializers.FloatField(allow_null=True)
+    no_privacy = serializers.BooleanField()
+    direct = serializers.BooleanField()
+    outputs = serializers.DictField()
+    reanalysis = serializers.CharField()
+    values = serializers.DictField(child=serializers.CharField(), required=False)
+    response_matrix = ResponseMatrixSerializer(required=False)
+    t = serializers.FloatField(required=False)
+    forced = serializers.ListField(child=serializers.FloatField(), required=False)
+    c = serializers.JSONField(required=False, help_text="binary: P(yes | 0); choice: per option")
+    rrreg = serializers.CharField(required=False, allow_null=True)
+    p_yes_given_1 = serializers.FloatField(required=False)
+    p_yes_given_0 = serializers.FloatField(required=False)
+    lower = serializers.IntegerField(required=False)
+    upper = serializers.IntegerField(required=False)
+    alpha = serializers.FloatField(required=False, allow_null=True)
+    noise = serializers.CharField(required=False)
+    noise_variance = serializers.FloatField(required=False)
+
+
+class CodebookSerializer(serializers.Serializer):
+    format = serializers.CharField()
+    title = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    mode = serializers.ChoiceField(choices=Survey.Mode.choices)
+    epsilon_total = serializers.FloatField(allow_null=True)
+    no_privacy = serializers.BooleanField()
+    asked_directly = serializers.IntegerField()
+    rows = serializers.CharField()
+    columns = serializers.DictField(child=serializers.CharField())
+    estimator = serializers.CharField()
+    questions = CodebookQuestionSerializer(many=True)
 
 
 class DetailSerializer(serializers.Serializer):
@@ -270,6 +563,13 @@ CONFLICT = OpenApiResponse(DetailSerializer, "Not allowed in the survey's curren
 CSV_RESPONSE = {(200, "text/csv"): OpenApiTypes.STR, 404: NOT_FOUND}
 
 
+DELETED = OpenApiResponse(
+    description="Moved to the trash: a 404 everywhere (its link and join code included) "
+    "until restored with POST /api/surveys/{id}/restore/ within the retention period; "
+    "answers, invites and tallies are kept."
+)
+
+
 class SurveyViewSet(
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
@@ -278,17 +578,58 @@ class SurveyViewSet(
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Your surveys: create with nested questions, edit, open and close, export, import."""
+    """Your surveys and those shared with you: create with nested questions, edit, open
+    and close, export, import, share, delete to the trash and restore."""
 
     serializer_class = SurveySerializer
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
     lookup_value_regex = r"\d+"
 
     def get_queryset(self):
-        return Survey.objects.owned_by(self.request.user).prefetch_related("questions")
+        return api_surveys(self.request, self.action).prefetch_related("questions")
 
     def perform_create(self, serializer) -> None:
         serializer.save(owner=self.request.user)
+
+    @extend_schema(responses={204: DELETED, 404: NOT_FOUND})
+    def destroy(self, request, *args, **kwargs) -> Response:
+        """Move the survey to the trash (owner only), even an open one with answers."""
+        return super().destroy(request, *args, **kwargs)
+
+    def perform_destroy(self, survey: Survey) -> None:
+        survey.move_to_trash()
+
+    @extend_schema(responses={200: TrashedSurveySerializer(many=True)})
+    @action(detail=False, methods=["get"], pagination_class=None)
+    def trash(self, request) -> Response:
+        """Your surveys in the trash (owner only), most recently deleted first."""
+        surveys = self.get_queryset().with_response_counts().order_by("-trashed_at")
+        return Response(TrashedSurveySerializer(surveys, many=True).data)
+
+    @extend_schema(request=None, responses={200: SurveySerializer, 404: NOT_FOUND})
+    @action(detail=True, methods=["post"])
+    def restore(self, request, pk=None) -> Response:
+        """Bring a survey back from the trash whole (owner only): questions, answers,
+        invites and status as they were."""
+        survey = self.get_object()
+        survey.restore()
+        return Response(self.get_serializer(survey).data)
+
+    @extend_schema(
+        request=TransferRequestSerializer,
+        responses={200: SurveySerializer, 400: OpenApiTypes.OBJECT, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["post"])
+    def transfer(self, request, pk=None) -> Response:
+        """Make another account the owner (owner only); you stay on as an editor."""
+        survey = self.get_object()
+        new_owner = find_account_or_400(request.data)
+        try:
+            survey.transfer_to(new_owner)
+        except SharingRefused as refused:
+            raise ValidationError({"user": [str(refused)]}) from None
+        survey.role = Role.EDITOR.value
+        return Response(self.get_serializer(survey).data)
 
     def _transition(self, action_name: str) -> Response:
         survey = self.get_object()
@@ -319,14 +660,18 @@ class SurveyViewSet(
     )
     def export_csv(self, request, pk=None) -> HttpResponse:
         """Randomized responses: one row per submission, one column per question
-        (``q1`` … ``qk``); simulated answers excluded."""
+        (``q1`` … ``qk``): 0/1 for binary, the option index for choice, a whole number for
+        number questions, empty when unanswered; simulated answers excluded."""
         survey = self.get_object()
         return csv_download(exports.responses_csv(survey), f"survey-{survey.id}-responses.csv")
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND})
+    @extend_schema(responses={200: CodebookSerializer, 404: NOT_FOUND})
     @action(detail=True, methods=["get"], url_path="codebook.json", url_name="codebook")
     def codebook(self, request, pk=None) -> Response:
-        """Every design parameter and ε per column of the export."""
+        """Per column of the export: the question's kind, options, design and ε (null for
+        ∞), whether it is asked directly, the response matrix (binary and choice) or bounds,
+        ε and α (numbers), and how to re-analyse it. POSTed to /api/surveys/ it recreates
+        the survey's questions, ready for an import of the export."""
         response = Response(exports.codebook(self.get_object()))
         response["Content-Disposition"] = f'inline; filename="survey-{pk}-codebook.json"'
         return response
@@ -367,6 +712,7 @@ class SurveyViewSet(
             201: ImportResultSerializer,
             400: OpenApiResponse(ImportErrorsSerializer, "Errors by line; nothing imported."),
             404: NOT_FOUND,
+            413: OpenApiResponse(DetailSerializer, "Over MAX_IMPORT_BYTES or MAX_IMPORT_ANSWERS."),
         },
     )
     @action(
@@ -378,14 +724,20 @@ class SurveyViewSet(
     )
     def import_responses(self, request, pk=None) -> Response:
         """Import randomized responses collected offline (same columns as the export);
-        every row is validated first and either all rows are stored or none."""
+        every value is checked against its question's design (0/1, an option index, a
+        whole number the noise can reach) and either all rows are stored or none. Stored in
+        short batches, so respondents answering meanwhile are never kept waiting."""
         survey = self.get_object()
-        text = read_csv_body(request)
+        if error := import_too_large(request):
+            raise PayloadTooLarge(error)
         try:
-            imported = exports.import_responses(survey, text)
+            with read_csv_body(request) as binary:
+                imported = exports.import_responses(survey, binary)
         except exports.ImportRejected as rejected:
             body = {"detail": str(rejected), "errors": [e.as_dict() for e in rejected.errors]}
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        except exports.ImportTooLarge as error:
+            raise PayloadTooLarge(str(error)) from None
         return Response({"imported": imported}, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -410,19 +762,16 @@ class SurveyViewSet(
         return Response({"tokens": tokens, "urls": urls}, status=status.HTTP_201_CREATED)
 
 
-def read_csv_body(request) -> str:
-    """The CSV from a ``text/csv`` body or a multipart ``file`` field."""
-    if isinstance(request.data, str):
+def read_csv_body(request) -> IO[bytes]:
+    """The CSV from a ``text/csv`` body or a multipart ``file`` field, as a binary file."""
+    if not isinstance(request.data, dict):
         return request.data
     if request.content_type.startswith("text/csv"):
-        return ""
+        return io.BytesIO()
     upload = request.data.get("file")
     if upload is None:
         raise ParseError("Send the CSV as a text/csv body or as a multipart field 'file'.")
-    try:
-        return upload.read().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ParseError("The CSV must be UTF-8 encoded.") from None
+    return upload
 
 
 class OptionalSlashRouter(SimpleRouter):
@@ -435,3 +784,6 @@ class OptionalSlashRouter(SimpleRouter):
 
 router = OptionalSlashRouter()
 router.register("surveys", SurveyViewSet, basename="api-survey")
+router.register(
+    r"surveys/(?P<survey_id>\d+)/collaborators", CollaboratorViewSet, basename="api-collaborator"
+)

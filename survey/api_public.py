@@ -30,25 +30,78 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.json import strict_constant
 
-from survey import ratelimit
+from survey import invites, ratelimit
 from survey.answer_sheet import AnswerSheet, InvalidAnswers
-from survey.models import DesignChanged, InviteRejected, Submission, SubmissionIdTaken, Survey
+from survey.limits import MAX_QUESTIONS
+from survey.models import (
+    DesignChanged,
+    Invite,
+    InviteRejected,
+    Submission,
+    SubmissionIdTaken,
+    Survey,
+)
 
-MAX_ANSWERS = 200
+MAX_ANSWERS = MAX_QUESTIONS  # one answer per question
+INVITE_REJECTED = (
+    "This survey is by invitation: the invite or credential is missing, wrong or already "
+    "used. Nothing was stored."
+)
 DESIGN_CHANGED = (
     "The questions of this survey were changed after these answers were randomized. "
     "Load the survey again and answer the questions as they are now; nothing was stored."
 )
 
 
+class WholeNumberField(serializers.IntegerField):
+    """A JSON whole number and nothing else: an option index sent as "1" or 1.0 is
+    refused (the respondent page sends numbers; anything else is a confused client)."""
+
+    def to_internal_value(self, data):
+        if type(data) is not int:
+            raise serializers.ValidationError(
+                "A whole number (not a string or decimal) is required."
+            )
+        return super().to_internal_value(data)
+
+
 class AnswerSerializer(serializers.Serializer):
     question = serializers.IntegerField()
-    value = serializers.IntegerField()
+    value = WholeNumberField(
+        help_text="The report: 0/1 for yes/no, an option index for choice, an integer for "
+        "a number question."
+    )
+
+
+class CredentialSerializer(serializers.Serializer):
+    message = serializers.CharField(help_text="32 random bytes, base64url.")
+    signature = serializers.CharField(
+        help_text="The survey key's RSASSA-PSS signature on message (SHA-384, MGF1-SHA-384, "
+        "48-byte salt), base64url: what the credentials endpoint's blind signature becomes."
+    )
+
+    def to_internal_value(self, data) -> invites.Credential:
+        try:
+            return invites.Credential.parse(data)
+        except invites.BadCredential as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 class SubmissionSerializer(serializers.Serializer):
     submission_id = serializers.UUIDField(format="hex_verbose")
-    invite = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    credential = CredentialSerializer(
+        required=False,
+        help_text="For an invite-only survey: the one-time credential the invite was "
+        "exchanged for (see the credentials endpoint). It cannot be traced to the invite.",
+    )
+    invite = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="For an invite-only survey, instead of a credential: the server exchanges "
+        "the invite itself. It keeps nothing that joins the two, but its code sees both at "
+        "that moment; a credential obtained beforehand keeps even that from it.",
+    )
     answers = AnswerSerializer(many=True, allow_empty=False, max_length=MAX_ANSWERS)
     design_version = serializers.IntegerField(
         required=False,
@@ -79,7 +132,12 @@ def plainly_valid(data: dict, sheet: AnswerSheet) -> tuple[uuid.UUID, dict[int, 
     numbers) is left to it, so the two never disagree.
     """
     submission_id, answers = data.get("submission_id"), data.get("answers")
-    if "invite" in data or type(submission_id) is not str or type(answers) is not list:
+    if (
+        "invite" in data
+        or "credential" in data
+        or type(submission_id) is not str
+        or type(answers) is not list
+    ):
         return None
     design_version = data.get("design_version", sheet.design_version)
     if type(design_version) is not int or design_version != sheet.design_version:
@@ -116,7 +174,7 @@ class SubmissionReceipt(serializers.Serializer):
         201: SubmissionReceipt,
         200: OpenApiResponse(SubmissionReceipt, "Already stored (an idempotent retry)."),
         400: OpenApiResponse(description="Malformed submission; nothing stored."),
-        403: OpenApiResponse(description="Invite missing, unknown or used."),
+        403: OpenApiResponse(description="Credential or invite missing, wrong or used."),
         404: OpenApiResponse(description="No such survey."),
         409: OpenApiResponse(
             description="The survey is not open, its questions changed after the answers "
@@ -156,39 +214,67 @@ def submit_response(request: Request, slug: str) -> Response:
     receipt = make_receipt(data["submission_id"], data["answers"])
     design = sheet.design_version
     if Submission.store_if_accepting(
-        sheet.survey_id, data["submission_id"], data["answers"], design=design
+        sheet.survey_id,
+        data["submission_id"],
+        data["answers"],
+        design=design,
+        designs=sheet.designs,
     ):
         return Response(receipt, status=status.HTTP_201_CREATED)
     # Nothing stored: a retry, a closed or locked survey, or an invite needed.
     survey = get_object_or_404(Survey, slug=slug)
     if not survey.is_accepting:
         # A retry of a submission stored before the survey closed still gets its receipt.
-        if survey.submissions.filter(submission_id=data["submission_id"]).exists():
+        if survey.receipts.filter(submission_id=data["submission_id"]).exists():
             return Response(receipt, status=status.HTTP_200_OK)
         return Response(
             {"detail": "This survey is not accepting answers right now."},
             status=status.HTTP_409_CONFLICT,
         )
+    credential, token = data.get("credential"), data.get("invite")
+    if survey.requires_invite and credential is None and token:
+        if survey.submissions.filter(submission_id=data["submission_id"]).exists():
+            return Response(receipt, status=status.HTTP_200_OK)
+        try:
+            credential = Invite.issue(survey, token)
+        except InviteRejected:
+            return invite_rejected()
+        response = record(survey, data, credential, receipt, design)
+        if response.status_code >= 400:
+            Invite.give_back(survey, token)  # refused as a whole: the invite still works
+        return response
+    return record(survey, data, credential, receipt, design)
+
+
+def record(
+    survey: Survey, data: dict, credential: invites.Credential | None, receipt: dict, design: int
+) -> Response:
+    """Store with the full checks (``design``: the version the answers were validated
+    against); the answer for each way it can be refused."""
     try:
         stored = survey.record_submission(
             data["submission_id"],
             data["answers"],
-            invite_token=data.get("invite"),
+            credential=credential,
             design_version=design,
         )
     except DesignChanged:
         return design_changed()
     except InviteRejected:
-        return Response(
-            {"invite": ["This invite is missing, unknown or already used."]},
-            status=status.HTTP_403_FORBIDDEN,
-        )
+        return invite_rejected()
     except SubmissionIdTaken:
         return Response(
             {"submission_id": ["This id belongs to another survey's submission; use a new one."]},
             status=status.HTTP_409_CONFLICT,
         )
     return Response(receipt, status=status.HTTP_201_CREATED if stored else status.HTTP_200_OK)
+
+
+def invite_rejected() -> Response:
+    return Response(
+        {"credential": [INVITE_REJECTED], "invite": [INVITE_REJECTED]},
+        status=status.HTTP_403_FORBIDDEN,
+    )
 
 
 def design_changed() -> Response:
@@ -227,7 +313,7 @@ def plain_submissions_first(view: Callable[..., HttpResponse]) -> Callable[..., 
             sheet = AnswerSheet.for_slug(slug) if isinstance(data, dict) else None
             plain = plainly_valid(data, sheet) if sheet else None
             if plain and Submission.store_if_accepting(
-                sheet.survey_id, *plain, design=sheet.design_version
+                sheet.survey_id, *plain, design=sheet.design_version, designs=sheet.designs
             ):
                 return JsonResponse(make_receipt(*plain), status=201)
         return view(request, slug=slug)
@@ -236,3 +322,69 @@ def plain_submissions_first(view: Callable[..., HttpResponse]) -> Callable[..., 
 
 
 submit_endpoint = ratelimit.limit("submit")(plain_submissions_first(submit_response))
+
+
+class CredentialRequestSerializer(serializers.Serializer):
+    invite = serializers.CharField(max_length=100, help_text="The one-time invite token.")
+    blinded_message = serializers.CharField(
+        max_length=invites.MAX_ENCODED,
+        help_text="RFC 9474 Blind() output for the survey's public key (variant "
+        "RSABSSA-SHA384-PSS-Deterministic, the message 32 random bytes), base64url.",
+    )
+
+
+class BlindSignatureSerializer(serializers.Serializer):
+    blind_signature = serializers.CharField(
+        help_text="RFC 9474 BlindSign() output, base64url: Finalize() it into the credential."
+    )
+
+
+@extend_schema(
+    request=CredentialRequestSerializer,
+    responses={
+        201: BlindSignatureSerializer,
+        400: OpenApiResponse(description="Malformed request; the invite is not used."),
+        403: OpenApiResponse(description="Invite wrong or already used; nothing stored."),
+        404: OpenApiResponse(description="No such survey."),
+        409: OpenApiResponse(description="The survey is not accepting answers."),
+        429: OpenApiResponse(description="Too many requests from this address; see Retry-After."),
+    },
+    auth=[],
+)
+@api_view(["POST"])
+@authentication_classes([])
+@permission_classes([AllowAny])
+@renderer_classes([JSONRenderer])
+def exchange_invite(request: Request, slug: str) -> Response:
+    """Use up a one-time invite for a blind signature on a message the server never sees.
+
+    The browser unblinds it into a credential (message + RSASSA-PSS signature) that
+    admits one submission and cannot be traced to the invite, by anyone.
+    """
+    survey = get_object_or_404(Survey, slug=slug)
+    if not survey.is_accepting:
+        return Response(
+            {"detail": "This survey is not accepting answers right now."},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if not isinstance(request.data, dict):
+        raise ParseError("The body must be a JSON object.")
+    serializer = CredentialRequestSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    try:
+        blinded = invites.b64decode(data["blinded_message"], "blinded_message")
+        signature = Invite.exchange(survey, data["invite"], blinded)
+    except invites.BadCredential as error:
+        return Response({"blinded_message": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+    except InviteRejected:
+        return Response(
+            {"invite": ["This invite is wrong or already used. Nothing was stored."]},
+            status=status.HTTP_403_FORBIDDEN,
+        )
+    return Response(
+        {"blind_signature": invites.b64encode(signature)}, status=status.HTTP_201_CREATED
+    )
+
+
+credential_endpoint = ratelimit.limit("credential")(exchange_invite)

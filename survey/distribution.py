@@ -9,17 +9,21 @@ from __future__ import annotations
 import csv
 import io
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.core.files.uploadhandler import TemporaryFileUploadHandler
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from survey import exports
 from survey.builder import owned_survey
+from survey.forms import ClosingForm
 from survey.models import Invite, Survey
-from survey.qr import qr_svg
+from survey.qr import qr_file, qr_svg
 
 MAX_INVITES = 10_000
 
@@ -64,6 +68,11 @@ def distribute_context(request: HttpRequest, survey: Survey) -> dict:
         "qr": qr_svg(link, title=f"QR code for {survey.title}"),
         "invites": invite_counts(survey),
         "max_invites": MAX_INVITES,
+        "max_import_mib": settings.MAX_IMPORT_BYTES / 2**20,
+        "max_import_rows": f"{exports.row_limit(survey.questions.count()):,}",
+        "preview_link": reverse("survey:preview", args=[survey.id]),
+        "closing_form": ClosingForm(instance=survey),
+        "responses": survey.submissions.filter(simulated=False).count(),
     }
 
 
@@ -71,7 +80,41 @@ def distribute_context(request: HttpRequest, survey: Survey) -> dict:
 @require_GET
 def distribute(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = owned_survey(request, survey_id)
+    survey.close_if_due()
     return render(request, "survey/distribute.html", distribute_context(request, survey))
+
+
+@login_required
+@require_POST
+def closing(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """Set or clear the close date and the response quota."""
+    survey = owned_survey(request, survey_id)
+    form = ClosingForm(request.POST, instance=survey)
+    if not form.is_valid():
+        context = distribute_context(request, survey) | {"closing_form": form}
+        return render(request, "survey/distribute.html", context, status=400)
+    form.save()
+    if survey.close_if_due():
+        messages.warning(request, f"Survey closed: {survey.closing_reason()}.")
+    else:
+        messages.success(request, "Closing rules saved.")
+    return redirect("survey:distribute", survey.id)
+
+
+QR_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
+
+
+@login_required
+@require_GET
+def qr_download(request: HttpRequest, survey_id: int, fmt: str) -> HttpResponse:
+    """The public link's QR code as a file, for slides and posters."""
+    survey = owned_survey(request, survey_id)
+    if fmt not in QR_TYPES:
+        raise Http404
+    link = request.build_absolute_uri(survey.get_absolute_url())
+    response = HttpResponse(qr_file(link, fmt), content_type=QR_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="survey-{survey.id}-qr.{fmt}"'
+    return response
 
 
 @login_required
@@ -92,24 +135,45 @@ def invites_create(request: HttpRequest, survey_id: int) -> HttpResponse:
     return response
 
 
+def import_too_large(request: HttpRequest) -> str | None:
+    """Why an import request is refused before its body is read (a declared length over
+    ``MAX_IMPORT_BYTES``), or None; and otherwise make its upload stream to a temporary
+    file, never into memory."""
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if not length.isdigit() or int(length) > settings.MAX_IMPORT_BYTES:
+        return exports.too_large_message(settings.MAX_IMPORT_BYTES)
+    request.upload_handlers = [TemporaryFileUploadHandler(request)]
+    return None
+
+
 @login_required
+@csrf_exempt  # checked below, once the upload handlers are set (Django's documented way)
 @require_POST
 def responses_import(request: HttpRequest, survey_id: int) -> HttpResponse:
     """Answers randomized offline (dice, coins in an interview) as a CSV: all rows or none."""
     survey = owned_survey(request, survey_id)
+    if error := import_too_large(request):
+        return import_failed(request, survey, [exports.LineError(0, error)], status=413)
+    return _import_checked(request, survey)
+
+
+@csrf_protect
+def _import_checked(request: HttpRequest, survey: Survey) -> HttpResponse:
     upload = request.FILES.get("file")
     try:
         if upload is None:
             raise exports.ImportRejected([exports.LineError(1, "choose a CSV file to import")])
-        try:
-            text = upload.read().decode("utf-8")
-        except UnicodeDecodeError:
-            raise exports.ImportRejected(
-                [exports.LineError(1, "the file is not UTF-8 text (save it as CSV UTF-8)")]
-            ) from None
-        imported = exports.import_responses(survey, text)
+        imported = exports.import_responses(survey, upload)
     except exports.ImportRejected as rejected:
-        context = distribute_context(request, survey) | {"import_errors": rejected.errors}
-        return render(request, "survey/distribute.html", context, status=400)
+        return import_failed(request, survey, rejected.errors, status=400)
+    except exports.ImportTooLarge as error:
+        return import_failed(request, survey, [exports.LineError(0, str(error))], status=413)
     messages.success(request, f"Imported {imported} offline responses.")
     return redirect("survey:distribute", survey.id)
+
+
+def import_failed(
+    request: HttpRequest, survey: Survey, errors: list[exports.LineError], status: int
+) -> HttpResponse:
+    context = distribute_context(request, survey) | {"import_errors": errors}
+    return render(request, "survey/distribute.html", context, status=status)

@@ -1,127 +1,364 @@
-"""Builder forms: survey settings, and a question with its randomization design."""
+"""Builder forms: survey settings, and a question of any kind with its design.
+
+A question form is built for one kind and one design: its parameter fields come from
+that design's declaration (``Design.PARAMS``), never written out per design here. A
+preset fixes some parameters (ε, or both coins); the others stay fields.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from typing import Any
 
 from django import forms
+from django.utils import timezone
 
-from estimator.randomized_response import BinaryDesign, ForcedResponse, design_from_params
+from estimator.designs import KINDS, REGISTRY, Design, make_design
+from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
+from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT
 from survey.models import Question, Survey
 
-# (label, design); "custom" takes the parameters from the form.
-PRESETS: dict[str, tuple[str, BinaryDesign | None]] = {
-    "classic": ("Classic two coins, ε = ln 3", ForcedResponse(p_truth=0.5, p_yes=0.5)),
-    "stronger": ("Stronger privacy, ε = ln(5/3) ≈ 0.51", ForcedResponse(p_truth=0.25, p_yes=0.5)),
-    "custom": ("Custom", None),
-}
-DESIGN_LABELS = {
-    "forced_response": "Forced response (coins decide some answers)",
-    "mirrored": "Mirrored question (Warner: answer the question or its negation)",
-    "unrelated_question": "Unrelated question with known prevalence",
-}
-PARAMETERS = {
-    "forced_response": ("p_truth", "p_yes"),
-    "mirrored": ("p",),
-    "unrelated_question": ("p_truth", "pi"),
+KIND_LABELS = {"binary": "Yes / no", "choice": "Multiple choice", "number": "Number"}
+LN3 = math.log(3)
+
+
+@dataclass(frozen=True)
+class Preset:
+    label: str
+    design_name: str
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+
+CUSTOM = "custom"
+DIRECT = Preset("Asked directly: not sensitive, no privacy (ε = ∞)", "direct")
+# Per kind, the first preset is the default for a new question of that kind.
+PRESETS: dict[str, dict[str, Preset]] = {
+    "binary": {
+        "classic": Preset(
+            "Classic two coins, ε = ln 3", "forced_response", {"p_truth": 0.5, "p_yes": 0.5}
+        ),
+        "stronger": Preset(
+            "Stronger privacy, ε = ln(5/3) ≈ 0.51",
+            "forced_response",
+            {"p_truth": 0.25, "p_yes": 0.5},
+        ),
+        "crosswise": Preset("Crosswise (same or different?), ε = ln 3", "crosswise", {"p": 0.25}),
+        "direct": DIRECT,
+    },
+    "choice": {
+        "choice_ln3": Preset("Multiple choice, ε = ln 3", "k_rr", {"epsilon": LN3}),
+        "choice_stronger": Preset(
+            "Multiple choice, stronger privacy, ε = 0.5", "k_rr", {"epsilon": 0.5}
+        ),
+        "direct": DIRECT,
+    },
+    "number": {
+        "number_1": Preset("Number, ε = 1", "laplace", {"epsilon": 1.0}),
+        "number_stronger": Preset("Number, stronger privacy, ε = 0.5", "laplace", {"epsilon": 0.5}),
+        "direct": DIRECT,
+    },
 }
 
 
-def probability_field(label: str, help_text: str) -> forms.FloatField:
-    return forms.FloatField(
-        label=label,
-        help_text=help_text,
-        required=False,
-        widget=forms.NumberInput(attrs={"step": "any", "inputmode": "decimal"}),
-    )
+def default_preset(kind: str) -> str:
+    return next(iter(PRESETS[kind]))
+
+
+def designs_of(kind: str) -> list[type[Design]]:
+    return [cls for (k, _), cls in REGISTRY.items() if k == kind]
+
+
+def param_field(param: Param) -> forms.Field:
+    """A form field for one declared parameter: the declaration gives its label, help,
+    type and bounds; the design's own check (run in ``clean``) has the last word."""
+    declared = param.to_json()
+    attrs = {"step": "any", "inputmode": "decimal"}
+    common = {"label": declared["label"], "help_text": declared["help"], "required": False}
+    if param.type == "integer":
+        attrs |= {"step": "1", "inputmode": "numeric"}
+        return forms.IntegerField(widget=forms.NumberInput(attrs=attrs), **common)
+    if param.type == "probabilities":
+        common["help_text"] += " — e.g. 0.25, 0.25, 0.5"
+        return forms.CharField(widget=forms.TextInput(attrs={"inputmode": "decimal"}), **common)
+    return forms.FloatField(widget=forms.NumberInput(attrs=attrs), **common)
+
+
+def parse_probabilities(raw: str) -> tuple[float, ...] | None:
+    """ "0.25, 0.25, 0.5" → (0.25, 0.25, 0.5); blank → None (the design's default)."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        return tuple(float(part) for part in raw.replace(";", ",").split(","))
+    except ValueError:
+        raise forms.ValidationError(
+            "Enter one probability per option, separated by commas (e.g. 0.25, 0.25, 0.5)."
+        ) from None
 
 
 class SurveyForm(forms.ModelForm):
+    description = forms.CharField(
+        required=False, max_length=MAX_DESCRIPTION, widget=forms.Textarea(attrs={"rows": 2})
+    )
+
     class Meta:
         model = Survey
         fields = ["title", "description", "mode", "requires_invite"]
-        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
         labels = {"requires_invite": "Require a one-time invite to answer"}
 
 
+class ClosingForm(forms.ModelForm):
+    """When the survey closes itself: a date and time, a number of responses, or both."""
+
+    class Meta:
+        model = Survey
+        fields = ["closes_at", "response_quota"]
+        labels = {"closes_at": "Close automatically at", "response_quota": "Response quota"}
+        help_texts = {
+            "closes_at": "Server time (UTC). Leave empty to close by hand.",
+            "response_quota": "Close once this many people have answered (empty: no limit).",
+        }
+        widgets = {
+            "closes_at": forms.DateTimeInput(
+                attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
+            ),
+            "response_quota": forms.NumberInput(attrs={"min": 1}),
+        }
+
+    def clean_closes_at(self):
+        closes_at = self.cleaned_data.get("closes_at")
+        if closes_at is not None and closes_at <= timezone.now():
+            raise forms.ValidationError("Choose a time in the future (or leave it empty).")
+        return closes_at
+
+    def clean_response_quota(self) -> int | None:
+        quota = self.cleaned_data.get("response_quota")
+        if quota is not None and quota < 1:
+            raise forms.ValidationError("A quota is at least one response.")
+        return quota
+
+
+class RewordForm(forms.Form):
+    """The only change a question takes once answers exist: its wording."""
+
+    text = forms.CharField(max_length=500, label="Question wording")
+
+
 class QuestionForm(forms.Form):
-    text = forms.CharField(max_length=500, label="Question")
+    """One question: text, kind, preset or custom design, its parameters, options.
+
+    The form's fields depend on the kind, preset and design it is built for, read from
+    ``data`` (a bound form) or ``initial``: see :meth:`for_state`.
+    """
+
+    text = forms.CharField(max_length=MAX_QUESTION_TEXT, label="Question")
+    # Missing means yes/no (forms and scripts written before other kinds existed).
+    kind = forms.ChoiceField(
+        label="Kind of answer", choices=list(KIND_LABELS.items()), required=False
+    )
     preset = forms.ChoiceField(
-        choices=[(key, label) for key, (label, _) in PRESETS.items()], initial="classic"
+        label="Preset",
+        error_messages={"invalid_choice": "Choose one of the presets listed for this kind."},
     )
     design_name = forms.ChoiceField(
         label="Design",
-        choices=list(DESIGN_LABELS.items()),
-        initial="forced_response",
-        required=False,
+        error_messages={"invalid_choice": "Choose one of the designs listed for this kind."},
     )
-    p_truth = probability_field("P(answer truthfully)", "the first coin: tell the truth")
-    p_yes = probability_field("P(forced “yes”)", "otherwise the second coin says yes")
-    p = probability_field("P(answer as asked)", "otherwise answer the negated question")
-    pi = probability_field("Known prevalence π", "of the innocuous question")
-    allow_no_privacy = forms.BooleanField(
+    options = forms.CharField(
+        label="Options",
         required=False,
-        label="I understand: this design gives no privacy (ε = ∞) — save it anyway",
+        help_text=f"One per line, {CHOICE_MIN_OPTIONS} to {CHOICE_MAX_OPTIONS}, in order.",
+        widget=forms.Textarea(attrs={"rows": 4}),
     )
+    confirm_no_privacy = forms.BooleanField(required=False)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.kind_value = self._chosen("kind", KINDS, "binary")
+        presets = PRESETS[self.kind_value]
+        self.preset_value = self._chosen(
+            "preset", [*presets, CUSTOM], default_preset(self.kind_value)
+        )
+        self.fields["preset"].choices = [
+            *((key, p.label) for key, p in presets.items()),
+            (CUSTOM, "Custom: choose the design and its parameters"),
+        ]
+        classes = designs_of(self.kind_value)
+        self.fields["design_name"].choices = [(cls.name, cls.label) for cls in classes]
+        if self.preset_value == CUSTOM:
+            name = self._chosen("design_name", [c.name for c in classes], classes[0].name)
+            self.fixed: dict[str, Any] = {}
+        else:
+            preset = presets[self.preset_value]
+            name, self.fixed = preset.design_name, preset.fixed
+            # The preset decides; the hidden value only seeds a switch to "Custom".
+            self.fields["design_name"] = forms.CharField(required=False, widget=forms.HiddenInput())
+            self.initial["design_name"] = name
+        self.design_class = REGISTRY[(self.kind_value, name)]
+        self.design_name_value = name
+        self.param_names = [p.name for p in self.design_class.PARAMS if p.name not in self.fixed]
+        for param in self.design_class.PARAMS:
+            if param.name in self.fixed:
+                continue
+            self.fields[param.name] = param_field(param)
+            if param.default is not None and param.name not in self.initial:
+                self.initial[param.name] = param.default
+        if self.kind_value != "choice":
+            del self.fields["options"]
+        self.direct = not self.design_class.randomized
+        self.fields["confirm_no_privacy"].label = (
+            "This question is not sensitive: ask it directly. Its answers are stored as "
+            "given, with no privacy at all (ε = ∞)."
+            if self.direct
+            else "I understand: this design gives no privacy (ε = ∞) — save it anyway"
+        )
+
+    def _chosen(self, name: str, allowed, default: str) -> str:
+        """The kind, preset or design the form is for; a value that does not fit (a kind
+        just changed) falls back to the default, and ``clean`` reports it if submitted."""
+        raw = self.data.get(self.add_prefix(name)) if self.is_bound else self.initial.get(name)
+        return raw if raw in allowed else default
 
     @classmethod
     def for_question(cls, question: Question, **kwargs) -> QuestionForm:
         design = question.design
-        preset = next((k for k, (_, d) in PRESETS.items() if d == design), "custom")
+        stored = design.params()
+        preset = next(
+            (
+                key
+                for key, p in PRESETS[question.kind].items()
+                if REGISTRY.get((question.kind, p.design_name)) is type(design)
+                and all(stored.get(n) == v for n, v in p.fixed.items())
+            ),
+            CUSTOM,
+        )
         initial = {
             "text": question.text,
+            "kind": question.kind,
             "preset": preset,
             "design_name": question.design_name,
-            "allow_no_privacy": math.isinf(design.epsilon),
-            **design.params(),
+            "options": "\n".join(question.options),
+            "confirm_no_privacy": not design.is_private,
+            **{
+                name: ", ".join(f"{v:g}" for v in value) if isinstance(value, list) else value
+                for name, value in stored.items()
+            },
         }
         return cls(initial=initial, prefix=f"q{question.id}", **kwargs)
 
+    @classmethod
+    def redrawn(cls, data, prefix: str) -> QuestionForm:
+        """An unbound form showing what was typed, redrawn for a newly chosen kind,
+        preset or design (no errors yet: nothing was submitted)."""
+        initial = {
+            name[len(prefix) + 1 :]: value
+            for name, value in data.items()
+            if name.startswith(f"{prefix}-")
+        }
+        initial["confirm_no_privacy"] = bool(initial.get("confirm_no_privacy"))
+        return cls(initial=initial, prefix=prefix)
+
+    def param_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.param_names]
+
+    def fixed_fields(self) -> list[tuple[str, Any]]:
+        """Hidden inputs for the preset's parameters, so that switching to "Custom"
+        starts from the preset's design."""
+        return [(self.add_prefix(name), value) for name, value in self.fixed.items()]
+
+    @property
+    def shows_confirmation(self) -> bool:
+        if self.direct:
+            return True
+        return bool(self.is_bound and "confirm_no_privacy" in self.errors) or bool(
+            self["confirm_no_privacy"].value()
+        )
+
+    def clean_options(self) -> list[str]:
+        raw = self.cleaned_data.get("options") or ""
+        options = [line.strip() for line in raw.strip().splitlines()]
+        if len(options) < CHOICE_MIN_OPTIONS or (len(options) == 1 and not options[0]):
+            raise forms.ValidationError(
+                f"A multiple-choice question needs at least {CHOICE_MIN_OPTIONS} options, "
+                "one per line."
+            )
+        if len(options) > CHOICE_MAX_OPTIONS:
+            raise forms.ValidationError(
+                f"At most {CHOICE_MAX_OPTIONS} options, got {len(options)}: merge some."
+            )
+        if empty := [i + 1 for i, o in enumerate(options) if not o]:
+            raise forms.ValidationError(
+                f"Option {empty[0]} is empty: give it a text or remove the line."
+            )
+        seen: set[str] = set()
+        for option in options:
+            if option.casefold() in seen:
+                raise forms.ValidationError(
+                    f"“{option}” appears twice: each option must be different."
+                )
+            seen.add(option.casefold())
+        if any(len(o) > 200 for o in options):
+            raise forms.ValidationError("Keep each option under 200 characters.")
+        return options
+
     def clean(self) -> dict:
         cleaned = super().clean()
-        design = self._design(cleaned)
-        if design is not None:
-            if math.isinf(design.epsilon) and not cleaned.get("allow_no_privacy"):
-                self.add_error(
-                    "allow_no_privacy",
-                    "This design gives no privacy (ε = ∞): some answers reveal the truth. "
-                    "Change the parameters, or tick this box to save it anyway.",
-                )
-            cleaned["design"] = design
+        if self.errors:
+            return cleaned
+        params = dict(self.fixed)
+        for name in self.param_names:
+            value = cleaned.get(name)
+            param = next(p for p in self.design_class.PARAMS if p.name == name)
+            if param.type == "probabilities":
+                try:
+                    value = parse_probabilities(value or "")
+                except forms.ValidationError as error:
+                    self.add_error(name, error)
+                    continue
+                if value is None:
+                    continue
+            elif value is None:
+                self.add_error(name, "Enter a number.")
+                continue
+            try:
+                params[name] = param.check(value)
+            except ValueError as error:
+                self.add_error(name, str(error))
+        if self.errors:
+            return cleaned
+        k = len(cleaned["options"]) if self.kind_value == "choice" else None
+        try:
+            design = make_design(self.kind_value, self.design_name_value, params, k=k)
+        except ValueError as error:
+            self.add_error(self._field_named_in(str(error)), str(error))
+            return cleaned
+        if not design.is_private and not cleaned.get("confirm_no_privacy"):
+            self.add_error(
+                "confirm_no_privacy",
+                "A directly asked question gives no privacy (ε = ∞): "
+                "confirm that it is not sensitive."
+                if self.direct
+                else "This design gives no privacy (ε = ∞): some answers reveal the truth. "
+                "Change the parameters, or tick this box to save it anyway.",
+            )
+        cleaned["design"] = design
         return cleaned
 
-    def _design(self, cleaned: dict) -> BinaryDesign | None:
-        preset = cleaned.get("preset")
-        if preset is None:
-            return None
-        if PRESETS[preset][1] is not None:
-            return PRESETS[preset][1]
-        name = cleaned.get("design_name")
-        if not name:
-            if "design_name" not in self.errors:
-                self.add_error("design_name", "Choose a design.")
-            return None
-        params = {}
-        for field in PARAMETERS[name]:
-            value = cleaned.get(field)
-            if value is None:
-                if field not in self.errors:
-                    self.add_error(field, "Enter a probability between 0 and 1.")
-            elif not 0 <= value <= 1:
-                self.add_error(field, f"Must be between 0 and 1 (a probability), not {value}.")
-            else:
-                params[field] = value
-        if len(params) < len(PARAMETERS[name]):
-            return None
-        try:
-            return design_from_params(name, params)
-        except ValueError as error:
-            self.add_error(None, str(error))
-            return None
+    def _field_named_in(self, message: str) -> str:
+        """The parameter field a design's error speaks of (the first one otherwise)."""
+        for name in sorted(self.param_names, key=len, reverse=True):
+            if name in message:
+                return name
+        if "option" in message and "options" in self.fields:
+            return "options"
+        return self.param_names[0] if self.param_names else "preset"
 
     def save_to(self, question: Question) -> Question:
         design = self.cleaned_data["design"]
         question.text = self.cleaned_data["text"]
+        question.kind = design.kind
+        question.options = self.cleaned_data.get("options", []) if design.kind == "choice" else []
         question.design_name = design.name
         question.design_params = design.params()
         question.save()

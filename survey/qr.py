@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import segno
 
 
@@ -13,3 +15,14 @@ def qr_svg(url: str, *, scale: int = 8, title: str = "QR code", scalable: bool =
     return segno.make(url, error="m").svg_inline(
         scale=scale, title=title, border=2, dark="#1d2330", light="#ffffff", omitsize=scalable
     )
+
+
+def qr_file(url: str, fmt: str) -> bytes:
+    """The QR code as a file to download: ``svg`` (scales for print) or ``png``."""
+    out = io.BytesIO()
+    code = segno.make(url, error="m")
+    if fmt == "svg":
+        code.save(out, kind="svg", scale=10, border=4, dark="#1d2330", light="#ffffff")
+    else:
+        code.save(out, kind="png", scale=12, border=4, dark="#1d2330", light="#ffffff")
+    return out.getvalue()

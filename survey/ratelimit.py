@@ -1,11 +1,18 @@
-"""Per-client-address rate limits, held only in the cache and never in the database.
+"""Per-client-address rate limits, held in memory and never in the database.
 
-A fixed-window counter per (limit, client, window) lives in the cache for one window and
-then expires: nothing about who called is ever written to disk by this module. The cache
-key holds a keyed hash of the address, not the address itself, so even a Redis dump does
-not list respondents' addresses. With several app processes, point ``REDIS_URL`` at one
-Redis so that they share the counters; with the default local-memory cache each process
-counts on its own (the effective limit is then N times the configured one).
+A fixed-window counter per (limit, client, window) lives for one window and then expires.
+Its key holds a keyed hash (HMAC with SECRET_KEY) of the address, never the address, so
+neither a memory dump nor a Redis dump lists respondents' addresses.
+
+Where the counters live decides whether the limit holds across processes:
+
+- One host (the default): a small SQLite file in RAM (``/dev/shm``, a tmpfs), shared by
+  every worker process of the host. SQLite's write lock makes each count atomic across
+  processes; the file never touches a disk, vanishes on reboot, deleted rows are zeroed
+  (``secure_delete``) and expired windows are purged as new ones open. Per-process memory
+  would let N workers allow N times the limit; a file on disk would keep (hashed)
+  traces of who called after the window ended.
+- Several hosts: one Redis shared by all (``REDIS_URL``).
 """
 
 from __future__ import annotations
@@ -14,12 +21,15 @@ import hashlib
 import hmac
 import logging
 import math
+import os
+import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from functools import lru_cache, wraps
 
 from django.conf import settings
-from django.core.cache import cache, caches
+from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from redis.exceptions import RedisError
@@ -78,7 +88,8 @@ def count_in_window(key: str, timeout: int) -> int:
     """Count one more request under ``key`` (created with ``timeout``); the new count.
 
     Every public submission pays this, so on Redis it is one command, not the three
-    round trips that the cache API's ``add`` + ``incr`` make.
+    round trips that the cache API's ``add`` + ``incr`` make, and on the host-wide store
+    one statement.
     """
     backend = caches["default"]
     if isinstance(backend, RedisCache):
@@ -88,12 +99,59 @@ def count_in_window(key: str, timeout: int) -> int:
             # Fail open: an unreachable Redis must not stop respondents from answering.
             logger.warning("rate limiter unavailable, not counting: %s", error)
             return 1
-    cache.add(key, 0, timeout=timeout)
     try:
-        return cache.incr(key)
-    except ValueError:  # expired between add and incr: this request opens a new window
-        cache.add(key, 1, timeout=timeout)
+        return count_on_host(key, timeout)
+    except (sqlite3.Error, OSError) as error:  # e.g. a store another user created
+        logger.warning("rate limiter unavailable, not counting: %s", error)
         return 1
+
+
+STORE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS counter (
+    key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires REAL NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS counter_expires ON counter (expires);
+"""
+local = threading.local()
+
+
+def host_store() -> sqlite3.Connection:
+    """This process's (and thread's) connection to the host-wide counter file.
+
+    A connection is never shared across a fork: gunicorn forks workers after importing
+    the app, so the process id is part of what makes a connection reusable.
+    """
+    path = str(settings.RATELIMIT_STORE)
+    cached = getattr(local, "store", None)
+    if cached and cached[0] == (os.getpid(), path):
+        return cached[1]
+    connection = sqlite3.connect(path, timeout=2, isolation_level=None)
+    os.chmod(path, 0o600)
+    connection.executescript(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA secure_delete=ON;" + STORE_SCHEMA
+    )
+    local.store = ((os.getpid(), path), connection)
+    return connection
+
+
+def count_on_host(key: str, timeout: int) -> int:
+    """One atomic upsert; when it opens a new counter, windows that have ended go."""
+    store = host_store()
+    now = clock()
+    (count,) = store.execute(
+        "INSERT INTO counter (key, count, expires) VALUES (?, 1, ?) "
+        "ON CONFLICT (key) DO UPDATE SET count = count + 1 RETURNING count",
+        (key, now + timeout),
+    ).fetchone()
+    if count == 1:
+        store.execute("DELETE FROM counter WHERE expires < ?", (now,))
+    return count
+
+
+def forget_counters() -> None:
+    """Drop every counter of the host-wide store (tests start each case with none)."""
+    if os.path.exists(settings.RATELIMIT_STORE):
+        host_store().execute("DELETE FROM counter")
 
 
 def too_many_requests(request: HttpRequest, wait: int) -> HttpResponse:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import uuid
 
 from django.contrib.auth.decorators import login_required
@@ -11,8 +12,16 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from survey import served_code
-from survey.models import DesignChanged, Invite, InviteRejected, SubmissionIdTaken, Survey
+from survey import invites, ratelimit, served_code
+from survey.answer_sheet import AnswerSheet, InvalidAnswers
+from survey.models import (
+    CredentialKey,
+    DesignChanged,
+    Invite,
+    InviteRejected,
+    SubmissionIdTaken,
+    Survey,
+)
 
 BROWSER_CODE = "survey/rr.js"
 
@@ -45,57 +54,104 @@ def _open_survey(request: HttpRequest, slug: str) -> tuple[Survey | None, HttpRe
     return survey, None
 
 
-@require_GET
-def respond(request: HttpRequest, slug: str) -> HttpResponse:
-    survey, refusal = _open_survey(request, slug)
-    if refusal:
-        return refusal
-    invite = request.GET.get("invite", "")
-    invite_status = Invite.status(survey, invite) if survey.requires_invite else "valid"
-    if invite_status != "valid":
-        context = {"survey": survey, "invite_status": invite_status}
-        return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
+def _page_context(survey: Survey, **extra) -> dict:
+    """What the respondent page shows: the questions, and for an invite-only survey the
+    public key that signs credentials (the same for everyone: its fingerprint is shown)."""
     context = {
         "survey": survey,
         "questions": list(survey.questions.all()),
-        "invite": invite,
         "paper_submission_id": uuid.uuid4(),
     }
+    if survey.requires_invite:
+        context["credential_key"] = CredentialKey.of(survey).public
+    return context | extra
+
+
+def _invite_rejected(request: HttpRequest, survey: Survey, status: str) -> HttpResponse:
+    context = {"survey": survey, "invite_status": status}
+    return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
+
+
+@require_GET
+def respond(request: HttpRequest, slug: str) -> HttpResponse:
+    """The page never says whether an invite is used: only exchanging it (which uses it
+    up) tells, so polling the page cannot learn when someone answered."""
+    survey, refusal = _open_survey(request, slug)
+    if refusal:
+        return refusal
+    invite = request.GET.get("invite", "") if survey.requires_invite else ""
+    if survey.requires_invite and not invite:
+        return _invite_rejected(request, survey, "missing")
+    return _respondent_page(request, "survey/respond.html", _page_context(survey, invite=invite))
+
+
+@csrf_exempt  # no cookies on respondent pages
+@ratelimit.limit("credential")
+@require_POST
+def respond_paper_invite(request: HttpRequest, slug: str) -> HttpResponse:
+    """No JavaScript, invite-only survey: use up the invite now and put a credential the
+    server signs into the paper form. Not on GET: link checkers and previews fetch links."""
+    survey, refusal = _open_survey(request, slug)
+    if refusal:
+        return refusal
+    try:
+        credential = Invite.issue(survey, request.POST.get("invite", ""))
+    except InviteRejected:
+        return _invite_rejected(request, survey, "rejected")
+    context = _page_context(survey, credential=credential.as_json())
     return _respondent_page(request, "survey/respond.html", context)
+
+
+def _posted_credential(post) -> invites.Credential | None:
+    try:
+        return invites.Credential.parse(
+            {
+                "message": post.get("credential_message"),
+                "signature": post.get("credential_signature"),
+            }
+        )
+    except invites.BadCredential:
+        return None
 
 
 @csrf_exempt  # no cookies on respondent pages; a forged answer is no worse than a real one
 @require_POST
+@ratelimit.limit("submit")  # counted with the JavaScript path's submissions
 def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
-    """The no-JavaScript path: the respondent flips real coins and sends only the result."""
+    """The no-JavaScript path: the respondent randomizes with real coins, a die or slips
+    and sends only the result. A randomized number cannot be randomized by hand, so it is
+    left out (and counted as missing); every other question needs a possible result."""
     survey, refusal = _open_survey(request, slug)
     if refusal:
         return refusal
     questions = list(survey.questions.all())
-    values, missing = {}, []
-    for question in questions:
-        raw = request.POST.get(f"reported_{question.id}")
-        if raw not in ("0", "1"):
-            missing.append(question)
-        else:
-            values[question.id] = int(raw)
+    answers = [
+        {"question": q.id, "value": int(raw)}
+        for q in questions
+        if re.fullmatch(r"-?\d{1,9}", raw := request.POST.get(f"reported_{q.id}", "").strip())
+    ]
+    sheet = AnswerSheet.for_slug(slug)
+    try:
+        values = sheet.check(answers, paper=True) if sheet else {}
+        missing = [] if values else questions  # nothing at all answered is not a submission
+    except InvalidAnswers as error:
+        values, missing = {}, [q for q in questions if q.id in error.questions]
     try:
         submission_id = uuid.UUID(request.POST.get("submission_id", ""), version=4)
     except ValueError:
         submission_id = uuid.uuid4()
-    context = {"survey": survey, "questions": questions, "invite": request.POST.get("invite", "")}
-    # The form's version: the chance steps it showed. Without one (an older page), the
-    # version read before the questions above, so an edit since then is caught.
-    shown = request.POST.get("design_version", "")
-    design = int(shown) if shown.isdigit() else survey.design_version
+    credential = _posted_credential(request.POST)
+    shown_credential = credential.as_json() if credential else None
+    design = _shown_version(request.POST.get("design_version", ""), survey.design_version)
     if design != survey.design_version:
-        return _design_changed_page(request, survey, context["invite"])
+        return _design_changed_page(request, survey, shown_credential)
     if missing:
-        context |= {"missing": missing, "paper_submission_id": submission_id}
+        context = _page_context(survey, credential=shown_credential, missing=missing)
+        context |= {"questions": questions, "paper_submission_id": submission_id}
         return _respondent_page(request, "survey/respond.html", context, status=400)
     try:
         record = functools.partial(
-            survey.record_submission, invite_token=context["invite"], design_version=design
+            survey.record_submission, credential=credential, design_version=design
         )
         try:
             record(submission_id, values)
@@ -103,22 +159,28 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
             record(uuid.uuid4(), values)
     except DesignChanged:
         survey.refresh_from_db()
-        return _design_changed_page(request, survey, context["invite"])
+        return _design_changed_page(request, survey, shown_credential)
     except InviteRejected:
-        context["invite_status"] = Invite.status(survey, context["invite"])
-        return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
+        return _invite_rejected(request, survey, "rejected")
     return _respondent_page(request, "survey/thanks.html", {"survey": survey})
 
 
-def _design_changed_page(request: HttpRequest, survey: Survey, invite: str) -> HttpResponse:
+def _shown_version(shown: str, current: int) -> int | None:
+    """The design version the paper form showed: the chance steps it explained. Without
+    one (an older page), the version read before its questions, so an edit since then is
+    caught; anything but a plain number (``²``, ``٣``, 5 000 digits) matches no version."""
+    if not shown:
+        return current
+    if shown.isascii() and shown.isdigit() and len(shown) <= 9:
+        return int(shown)
+    return None
+
+
+def _design_changed_page(
+    request: HttpRequest, survey: Survey, credential: dict | None
+) -> HttpResponse:
     """The form again, with the questions as they are now and a fresh submission id."""
-    context = {
-        "survey": survey,
-        "questions": list(survey.questions.all()),
-        "invite": invite,
-        "paper_submission_id": uuid.uuid4(),
-        "design_changed": True,
-    }
+    context = _page_context(survey, credential=credential, design_changed=True)
     return _respondent_page(request, "survey/respond.html", context, status=409)
 
 
@@ -137,5 +199,6 @@ def how_it_works(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def survey_list(request: HttpRequest) -> HttpResponse:
-    surveys = Survey.objects.owned_by(request.user).prefetch_related("questions")
-    return render(request, "survey/list.html", {"surveys": surveys})
+    """The surveys I own and those shared with me, each with my role."""
+    surveys = Survey.objects.accessible_to(request.user).select_related("owner")
+    return render(request, "survey/list.html", {"surveys": surveys.prefetch_related("questions")})

@@ -1,12 +1,21 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.core.management import call_command
+from hypothesis import settings
 
 from survey.answer_sheet import forget_cached_sheets
 from survey.models import Survey
 
 CLASSIC = {"p_truth": 0.5, "p_yes": 0.5}
+
+# In CI every property test draws the same examples each run: a red run is reproducible,
+# never a roll of the dice. Locally the examples vary and keep exploring.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def pytest_sessionstart(session) -> None:
@@ -19,10 +28,14 @@ def pytest_sessionstart(session) -> None:
 
 @pytest.fixture(autouse=True)
 def empty_cache():
-    """Rate-limit counters live in the cache: each test starts with none."""
+    """Rate-limit counters live in the cache or the host-wide store: each test starts
+    with none."""
     from django.core.cache import cache
 
+    from survey.ratelimit import forget_counters
+
     cache.clear()
+    forget_counters()
 
 
 @pytest.fixture(autouse=True)

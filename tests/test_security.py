@@ -7,14 +7,24 @@ that answers GET is fetched as its owner.
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
+import json
 import os
 import secrets
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from django.core.handlers.wsgi import WSGIHandler
+from django.db import connection
+from django.test import RequestFactory
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from survey.models import Invite, Survey
@@ -30,6 +40,7 @@ RESPONDENT_PAGES = {
     "classroom:join_form",
     "classroom:join",
 }
+POLLED = {"classroom:poll", "classroom:student_status"}
 SKIPPED_PREFIXES = ("admin/", "api/", "static/")
 
 
@@ -252,6 +263,7 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
         not in ("DEBUG", "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "DJANGO_ALLOW_ASYNC_UNSAFE")
     }
     env |= {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DENIABLE_ENV": "production",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "deniable.example.org",
@@ -267,3 +279,290 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A production-like environment for a subprocess: the real settings module, no DEBUG,
+    its own SQLite file."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DEBUG", "DJANGO_", "SECRET_KEY", "RATELIMIT", "PROXY_COUNT"))
+        and key not in ("DATABASE_URL", "REDIS_URL", "EMAIL_URL")
+    }
+    return env | {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'app.sqlite3'}",
+        **extra,
+    }
+
+
+@pytest.mark.parametrize("command", [["manage.py", "check"], ["-c", "import config.wsgi"]])
+def test_without_a_secret_key_and_debug_off_the_app_refuses_to_start(tmp_path, command):
+    env = production_env(tmp_path)
+    del env["SECRET_KEY"]
+    result = subprocess.run(
+        [sys.executable, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY is not set. Set SECRET_KEY to a long random string" in result.stderr
+    debug = subprocess.run(
+        [sys.executable, *command],
+        cwd=ROOT,
+        env=env | {"DEBUG": "true"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert debug.returncode == 0, debug.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def http(
+    base: str, method: str, path: str, body: dict | None = None, **headers: str
+) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method)
+    request.add_header("Content-Type", "application/json")
+    for name, value in headers.items():
+        request.add_header(name.replace("_", "-"), value)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, content = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        status, content = error.code, error.read()
+    try:
+        return status, json.loads(content)
+    except ValueError:
+        return status, {"text": content.decode(errors="replace")}
+
+
+@pytest.fixture(scope="module")
+def gunicorn(tmp_path_factory):
+    """The app as deployed: gunicorn with three sync workers and no Redis. Yields the base
+    URL, an API token, and the paths of everything the server writes."""
+    tmp = tmp_path_factory.mktemp("gunicorn")
+    store = f"/dev/shm/deniable-test-gunicorn-{os.getpid()}.sqlite3"
+    port = free_port()
+    env = production_env(
+        tmp,
+        WEB_CONCURRENCY="3",
+        BIND=f"127.0.0.1:{port}",
+        RATELIMIT_LOGIN="20/86400s",  # a day: a slow run never crosses into a new window
+        RATELIMIT_STORE=store,
+        DJANGO_SUPERUSER_PASSWORD="researcher-password-1",
+        LOG_LEVEL="INFO",
+    )
+    run = functools.partial(subprocess.run, cwd=ROOT, env=env, check=True, timeout=300)
+    run([sys.executable, "manage.py", "migrate", "--noinput"], capture_output=True)
+    run(
+        [sys.executable, "manage.py", "createsuperuser", "--noinput", "--username", "researcher"]
+        + ["--email", "researcher@example.org"],
+        capture_output=True,
+    )
+    logs = tmp / "stdout.log", tmp / "stderr.log"
+    with logs[0].open("wb") as out, logs[1].open("wb") as err:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py", "--no-control-socket"]
+            + ["config.wsgi"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=err,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                status, _ = http(base, "GET", "/healthz")
+                if status == 200:
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            time.sleep(0.1)
+        else:
+            pytest.fail("gunicorn did not start: " + logs[1].read_text())
+        credentials = {"username": "researcher", "password": "researcher-password-1"}
+        status, body = http(base, "POST", "/api/auth/token/", credentials)
+        assert status == 200, body
+        yield {
+            "base": base,
+            "token": body["token"],
+            "files": [*logs, tmp / "app.sqlite3", *(Path(store + s) for s in ("", "-wal", "-shm"))],
+        }
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        for suffix in ("", "-wal", "-shm"):
+            Path(store + suffix).unlink(missing_ok=True)
+
+
+def test_the_login_limit_holds_across_gunicorn_workers(gunicorn):
+    """20 a day on three workers: 20 attempts allowed of 90 (the token request counted one)."""
+    wrong = {"username": "researcher", "password": "guess"}
+    with concurrent.futures.ThreadPoolExecutor(9) as pool:
+        statuses = list(
+            pool.map(
+                lambda _: http(gunicorn["base"], "POST", "/api/auth/token/", wrong)[0], range(90)
+            )
+        )
+    assert statuses.count(400) == 19, statuses
+    assert statuses.count(429) == 71
+
+
+def test_x_forwarded_proto_from_a_client_does_not_make_links_https(gunicorn):
+    auth = {"Authorization": f"Token {gunicorn['token']}"}
+    survey = {"title": "T", "questions": [{"text": "Q?"}]}
+    status, created = http(gunicorn["base"], "POST", "/api/surveys/", survey, **auth)
+    assert status == 201, created
+    status, invites = http(
+        gunicorn["base"],
+        "POST",
+        f"/api/surveys/{created['id']}/invites/",
+        {"n": 1},
+        X_Forwarded_Proto="https",
+        X_Forwarded_For="203.0.113.9",
+        **auth,
+    )
+    assert status == 201, invites
+    assert invites["urls"][0].startswith("http://127.0.0.1:")
+
+
+def test_nothing_the_server_writes_names_a_client_address(gunicorn):
+    """A malformed request makes gunicorn log "Invalid request from ip=…"; a query string
+    holds invite tokens. Neither address nor query string may reach a log or a file."""
+    with socket.create_connection(("127.0.0.1", int(gunicorn["base"].rsplit(":", 1)[1]))) as raw:
+        raw.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        raw.recv(1024)
+    http(gunicorn["base"], "GET", "/s/no-such-survey/?invite=SECRETINVITE")
+    http(gunicorn["base"], "POST", "/api/auth/token/", {"username": "x", "password": "y"})
+    time.sleep(1)  # let the workers flush their logs
+    logs = gunicorn["files"][1].read_text()
+    assert "Invalid request from ip=[address]" in logs
+    written = b"".join(path.read_bytes() for path in gunicorn["files"] if path.exists())
+    for secret in (b"127.0.0.1", b"203.0.113.9", b"SECRETINVITE"):
+        assert secret not in written
+
+
+@pytest.mark.django_db
+def test_researcher_pages_the_api_and_exports_are_private_and_not_stored(
+    client, owner, hostile_survey, pages
+):
+    researcher = {name for name in pages if name not in RESPONDENT_PAGES}
+    assert {"survey:list", "survey:builder", "estimator:dashboard"} <= researcher
+    for name in researcher:
+        # Fragments polled every few seconds (presenter, student status) are private too,
+        # revalidated by ETag on each poll.
+        expected = "private, no-cache" if name in POLLED else "private, no-store"
+        assert pages[name][1]["Cache-Control"] == expected, name
+    for path in (
+        "/api/surveys/",
+        f"/api/surveys/{hostile_survey.id}/export.csv",
+        f"/api/surveys/{hostile_survey.id}/codebook.json",
+        "/accounts/api-token/",
+    ):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert response["Cache-Control"] == "private, no-store", path
+    response = client.post(f"/surveys/{hostile_survey.id}/invites/", {"n": 2})
+    assert response["Content-Type"].startswith("text/csv")
+    assert response["Cache-Control"] == "private, no-store"
+    client.logout()
+    assert client.get("/accounts/login/")["Cache-Control"] == "private, no-store"
+
+
+@pytest.mark.django_db
+def test_respondents_get_no_session_lookup_and_keep_their_headers(client, hostile_survey):
+    response = client.get(hostile_survey.get_absolute_url())
+    assert response["Cache-Control"] == "no-store"
+    assert "Cookie" not in response.get("Vary", "")
+
+
+@pytest.mark.parametrize(("proxies", "expected"), [("0", "None"), ("1", "https")])
+def test_x_forwarded_proto_is_trusted_only_behind_the_configured_proxies(
+    tmp_path, proxies, expected
+):
+    script = "from django.conf import settings; print(settings.SECURE_PROXY_SSL_HEADER)"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", script],
+        cwd=ROOT,
+        env=production_env(tmp_path, PROXY_COUNT=proxies),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert expected in result.stdout
+
+
+@pytest.mark.django_db
+def test_a_client_claiming_https_gets_http_invite_links(client, owner, hostile_survey, settings):
+    client.force_login(owner)
+    url = f"/api/surveys/{hostile_survey.id}/invites/"
+    forged = client.post(
+        url, {"n": 1}, content_type="application/json", HTTP_X_FORWARDED_PROTO="https"
+    )
+    assert forged.json()["urls"][0].startswith("http://testserver/")
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")  # PROXY_COUNT=1
+    proxied = client.post(
+        url, {"n": 1}, content_type="application/json", HTTP_X_FORWARDED_PROTO="https"
+    )
+    assert proxied.json()["urls"][0].startswith("https://testserver")
+
+
+def wsgi_get(path: str) -> int:
+    """A request through Django's real WSGI handler, which opens and closes each request
+    (and so checks connections) as under gunicorn; the test client skips that."""
+    status = []
+    result = WSGIHandler()(RequestFactory().get(path).environ, lambda s, h: status.append(s))
+    result.close()
+    return int(status[0].split()[0])
+
+
+@pytest.mark.parametrize("health_checks", [True, False])
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_postgresql_dropped_while_idle_is_replaced_without_a_503(
+    survey, health_checks
+):
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only (run with DATABASE_URL=postgres://…)")
+    import psycopg
+
+    connection.settings_dict["CONN_HEALTH_CHECKS"] = health_checks
+    connection.settings_dict["CONN_MAX_AGE"] = 60
+    try:
+        path = survey.get_absolute_url()
+        assert wsgi_get(path) == 200
+        backend = connection.connection.info.backend_pid  # kept open between requests
+        params = connection.get_connection_params()
+        with psycopg.connect(**params, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [backend])
+        # With health checks (the setting) the next request reconnects; without, it fails.
+        assert wsgi_get(path) == (200 if health_checks else 503)
+    finally:
+        connection.settings_dict["CONN_HEALTH_CHECKS"] = True
+        connection.settings_dict["CONN_MAX_AGE"] = 0
+        connection.close()
+
+
+def test_the_settings_check_connection_health():
+    from django.conf import settings
+
+    assert settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True
+
+
+@pytest.mark.django_db
+def test_the_api_docs_page_has_no_inline_code_and_no_outside_resources(client):
+    response = client.get("/api/docs/")
+    html = response.content.decode()
+    parser = InlineCode()
+    parser.feed(html)
+    assert parser.found == []
+    assert "https://" not in html and "http://" not in html
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle." in html

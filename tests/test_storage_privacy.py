@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 from django.db import models
+from django.db.models.fields import AutoFieldMixin
 from django.test import Client
 from django.urls import reverse
 
 from config.logging import DropClientDetails
-from survey.models import Answer, Invite, Submission, Tally
+from survey.models import Answer, Invite, Receipt, SpentCredential, Submission, Tally
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,9 +30,15 @@ IDENTIFYING_NAME = re.compile(
 TRUTH_NAME = re.compile(r"(^|_)(true|truth|true_answer|true_value|actual|raw|unrandomized)($|_)")
 # Free-form fields on the respondent side could hold anything; each one is vetted here.
 FREE_FORM = (models.CharField, models.TextField, models.JSONField, models.BinaryField)
-VETTED_FREE_FORM = {(Invite, "token_hash")}  # a SHA-256 of the token, nothing else
+# SHA-256 hashes of: the token; the blinded message it was exchanged for (independent of
+# the credential, RFC 9474); a spent credential's random message. Nothing else.
+VETTED_FREE_FORM = {
+    (Invite, "token_hash"),
+    (Invite, "blinded_hash"),
+    (SpentCredential, "spent_id"),
+}
 # The only time fields on the respondent side, each rounded to the hour before saving.
-HOUR_ROUNDED = {(Submission, "received_hour"), (Tally, "hour")}
+HOUR_ROUNDED = {(Submission, "received_hour"), (Receipt, "received_hour"), (Tally, "hour")}
 TIME_FIELDS = (models.DateTimeField, models.DateField, models.TimeField, models.DurationField)
 CLIENT_DETAILS = {
     "REMOTE_ADDR": "198.51.100.77",
@@ -50,8 +57,9 @@ def all_fields():
 
 
 def respondent_models() -> set[type[models.Model]]:
-    """Submission, Answer, Tally, Invite and any model that points at one of them."""
-    core = {Submission, Answer, Tally, Invite}
+    """Submission, Answer, Receipt, Tally, Invite, SpentCredential and any model that
+    points at one of them."""
+    core = {Submission, Answer, Receipt, Tally, Invite, SpentCredential}
     return core | {
         model for model, field in all_fields() if field.is_relation and field.related_model in core
     }
@@ -93,13 +101,30 @@ def test_respondent_side_models_keep_no_precise_time():
         assert not (getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
 
 
-def test_submissions_have_no_sequential_identifier():
+def test_submissions_answers_and_receipts_have_no_sequential_key():
+    """Random keys (a server-drawn one for submissions, the client's for receipts) and a
+    composite one for answers: nothing counts up as they arrive."""
     assert isinstance(Submission._meta.pk, models.UUIDField)
+    assert isinstance(Receipt._meta.pk, models.UUIDField)
+    assert isinstance(Answer._meta.pk, models.CompositePrimaryKey)
+    assert [f.name for f in Answer._meta.pk.fields] == ["submission", "question"]
+    for model in (Submission, Answer, Receipt):
+        assert not any(isinstance(f, AutoFieldMixin) for f in model._meta.concrete_fields)
+
+
+def test_nothing_links_a_clients_id_to_the_submission_it_stored():
+    """The id a device sent is a receipt's key and nothing else's."""
+    assert not any(f.is_relation for f in Receipt._meta.concrete_fields if f.name != "survey")
+    assert not any(
+        f.is_relation and f.related_model is Receipt
+        for model in apps.get_models()
+        for f in model._meta.concrete_fields
+    )
 
 
 def test_an_invite_cannot_be_linked_to_the_answer_it_admitted():
     relations = {f.related_model for f in Invite._meta.concrete_fields if f.is_relation}
-    assert relations.isdisjoint({Submission, Answer, Tally})
+    assert relations.isdisjoint({Submission, Answer, Receipt, Tally})
     assert not any(isinstance(f, TIME_FIELDS) for f in Invite._meta.concrete_fields)
     assert not any(
         f.is_relation and f.related_model is Invite
@@ -110,7 +135,7 @@ def test_an_invite_cannot_be_linked_to_the_answer_it_admitted():
 
 def test_the_only_answer_stored_is_the_randomized_value():
     answer_fields = {f.name for f in Answer._meta.concrete_fields}
-    assert answer_fields == {"id", "submission", "question", "value"}
+    assert answer_fields == {"submission", "question", "value"}
 
 
 def every_stored_value() -> str:
@@ -135,7 +160,11 @@ def test_a_respondents_details_are_nowhere_in_the_database(make_survey, settings
     }
     url = reverse("api-submit", args=[survey.slug])
     assert client.post(url, body, content_type="application/json").status_code == 201
-    paper = {"submission_id": str(uuid.uuid4()), "invite": tokens[1]}
+    start = client.post(
+        reverse("survey:respond_paper_invite", args=[survey.slug]), {"invite": tokens[1]}
+    )
+    paper = {"submission_id": str(uuid.uuid4())}
+    paper |= re.findall(r'name="(credential_\w+)" value="([^"]+)"', start.content.decode())
     paper |= {f"reported_{q.id}": "0" for q in survey.questions.all()}
     response = client.post(reverse("survey:respond_paper", args=[survey.slug]), paper)
     assert response.status_code == 200
@@ -184,3 +213,16 @@ def test_the_gunicorn_access_log_has_no_address_query_string_agent_or_referer():
     for forbidden in ("%(h)s", "%(r)s", "%(q)s", "%(a)s", "%(f)s", "}i)"):
         assert forbidden not in log_format
     assert "%(U)s" in log_format and "%(s)s" in log_format
+
+
+@pytest.mark.django_db
+def test_the_how_it_works_page_says_what_the_device_keeps_and_what_stays_visible(client):
+    """The page describes the memo respond.js writes, and the limits of sealing."""
+    html = " ".join(client.get(reverse("survey:how_it_works")).content.decode().split())
+    script = (ROOT / "static" / "survey" / "respond.js").read_text()
+    assert "`report:q${question.id}:d${designVersion}`" in script
+    assert "store(memoKey(question), { report: outcome.report })" in script
+    assert "report:q18:d1" in html and '{"report":1}' in html
+    assert "Never your true answer (not even in the name of an entry), never how" in html
+    assert "watching the server live during the current hour" in html
+    assert "rewritten in a random order under new random keys" in html

@@ -1,20 +1,47 @@
 // Classroom additions to the respondent page: "answer received", whether answering is
 // locked, and the class result once the instructor reveals it. This script never sees a
-// true answer: it only notices that respond.js has sent something.
+// true answer: it only notices that respond.js has sent something, and holds the "Flip and
+// send" press until it has checked that answering is open.
 const POLL_MS = 5000; // 500 phones → 100 requests/s; the projector polls every 2 s
 const box = document.querySelector("[data-classroom-status]");
-const root = document.querySelector("[data-respond]");
+const root = document.querySelector("[data-respond]"); // absent on the "not open" page
 const body = box.querySelector("[data-status-body]");
 const received = box.querySelector("[data-received]");
 const newRound = box.querySelector("[data-new-round]");
+const refused = box.querySelector("[data-refused]");
 const round = Number(box.dataset.round);
+const flip = root?.querySelector("[data-flip]");
 let shown = "";
+let open = null;
+let letThrough = false;
 
 function answeredThisRound() {
   try {
     return localStorage.getItem(`deniable:v1:${root.dataset.slug}:sent:r${round}`) !== null;
   } catch {
     return false;
+  }
+}
+
+function follow(state) {
+  // A lecture's sequence: the instructor stepped to another question, go there.
+  const current = state.dataset.current;
+  if (current && current !== window.location.pathname) {
+    window.location.assign(current);
+    return;
+  }
+  open = state.dataset.open === "1";
+  // A page opened while answering was locked has no question: it reloads once it opens.
+  if (!root && open) window.location.reload();
+  if (!root) return;
+  root.classList.toggle("is-paused", !open);
+  flip?.setAttribute("aria-disabled", String(!open));
+  if (open) refused.hidden = true;
+  // A new round asks again: once this device has answered, reload to get the new round's
+  // question (respond.js keeps the same randomized report for the same true answer).
+  if (Number(state.dataset.round) > round) {
+    if (!received.hidden) window.location.reload();
+    newRound.hidden = false;
   }
 }
 
@@ -30,21 +57,44 @@ async function refresh() {
       body.innerHTML = html;
       shown = html;
     }
-    // A new round asks again: once this device has answered, reload to get the new round's
-    // question (respond.js keeps the same randomized report for the same true answer).
-    if (Number(body.firstElementChild?.dataset.round || round) > round) {
-      if (!received.hidden) window.location.reload();
-      newRound.hidden = false;
-    }
+    if (body.firstElementChild) follow(body.firstElementChild);
   } catch {
     // Offline for a moment: try again on the next tick.
-  } finally {
-    setTimeout(refresh, POLL_MS);
   }
 }
 
-received.hidden = !answeredThisRound();
-new MutationObserver(() => {
-  if (root.classList.contains("is-sent")) received.hidden = false;
-}).observe(root, { attributes: true, attributeFilter: ["class"] });
-refresh();
+async function tick() {
+  await refresh();
+  setTimeout(tick, POLL_MS);
+}
+
+// "Flip and send" goes through only once a fresh status says answering is open; while it
+// is locked the press is refused here, before any coin is flipped, and says why.
+flip?.addEventListener(
+  "click",
+  async (event) => {
+    if (letThrough) {
+      letThrough = false;
+      return;
+    }
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    await refresh();
+    if (open) {
+      letThrough = true;
+      flip.click();
+    } else {
+      refused.hidden = false;
+      refused.scrollIntoView({ block: "nearest" });
+    }
+  },
+  { capture: true },
+);
+
+if (root) {
+  received.hidden = !answeredThisRound();
+  new MutationObserver(() => {
+    if (root.classList.contains("is-sent")) received.hidden = false;
+  }).observe(root, { attributes: true, attributeFilter: ["class"] });
+}
+tick();

@@ -1,7 +1,8 @@
-// Wires rr.js to the respondent page. The true answers live only in this page's memory
-// (and, memoized with their reports, in this device's localStorage); only the
-// randomized reports and a random submission id are ever sent.
-import { cryptoSource, randomize, uuid4 } from "./rr.js";
+// Wires rr.js to the respondent page. The true answers and the coins live only in this
+// page's memory; this device's localStorage keeps only what was sent (each question's
+// randomized report), and only those reports and a random submission id are ever sent.
+// Every kind of question goes through rr.js's one `sample(kind, name, params, value)`.
+import { checkParams, cryptoSource, sample, uuid4 } from "./rr.js";
 
 // The coins animate for the same time whatever they show; the request is started at the
 // moment of the click, before any of that, so its timing cannot depend on the coins.
@@ -18,14 +19,29 @@ const $ = (selector) => root.querySelector(selector);
 const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => ({
   el,
   id: Number(el.dataset.question),
+  kind: el.dataset.kind,
   design: el.dataset.design,
   params: JSON.parse(el.dataset.params),
+  declaration: JSON.parse(el.dataset.declaration),
+  // Crosswise: "same or different?" is already the report; nothing is drawn.
+  reportIsAnswer: "reportIsAnswer" in el.dataset,
   steps: Array.from(el.querySelectorAll("[data-coin]")),
+  spinner: el.querySelector("[data-spinner]"),
   truth: null,
 }));
 const flipButton = $("[data-flip]");
 const statusLine = $("[data-status]");
 const retryButton = $("[data-retry]");
+// Invite-only surveys: the invite is exchanged once for a one-time credential that cannot
+// be traced to it (credential.js); the answers are sent with the credential instead.
+let credential = null;
+const deviceStorage = (() => {
+  try {
+    return localStorage;
+  } catch {
+    return null;
+  }
+})();
 
 function store(key, value) {
   try {
@@ -51,22 +67,119 @@ function forget(key) {
   }
 }
 
-/** The permanent randomized response for (question, design, true answer) on this device. */
+// Memos of earlier versions of this page were keyed by the true answer and kept the coins.
+const OLD_MEMO = /^deniable:v1:([^:]+):q(\d+):d(\d+):[01]$/;
+
+/** The memo's key: per question and design version, never per true answer. */
+const memoKey = (question) => `report:q${question.id}:d${designVersion}`;
+
+/** The report this device already made for the question, or null. */
+function memoized(question) {
+  const memo = recall(memoKey(question));
+  return memo && Number.isInteger(memo.report) ? memo.report : null;
+}
+
+/**
+ * The permanent randomized response for (question, design version) on this device: the
+ * report made the first time, whatever the true answer is now. Only the report is kept;
+ * the coins are shown once and forgotten with the page.
+ */
 function reportFor(question, next) {
-  const key = `q${question.id}:d${designVersion}:${question.truth}`;
-  const remembered = recall(key);
-  if (remembered && (remembered.report === 0 || remembered.report === 1)) return remembered;
-  const outcome = randomize(question.design, question.params, question.truth, next);
-  store(key, outcome);
+  const report = memoized(question);
+  if (report !== null) return { report, coins: null };
+  const outcome = question.reportIsAnswer
+    ? { report: question.truth, coins: [] }
+    : sample(question.kind, question.design, question.params, question.truth, next);
+  store(memoKey(question), { report: outcome.report });
   return outcome;
+}
+
+/**
+ * Rewrite memos of earlier versions (all surveys on this device): their key ended in the
+ * true answer and their value held the coins. Only a report they all agree on is kept.
+ */
+function migrateOldMemos() {
+  const reports = new Map();
+  try {
+    for (const key of Object.keys(localStorage)) {
+      const match = OLD_MEMO.exec(key);
+      if (!match) continue;
+      let report = null;
+      try {
+        report = JSON.parse(localStorage.getItem(key)).report;
+      } catch {
+        // Unreadable: dropped like the rest.
+      }
+      localStorage.removeItem(key);
+      const target = `deniable:v1:${match[1]}:report:q${match[2]}:d${match[3]}`;
+      const seen = reports.get(target);
+      reports.set(target, seen === undefined || seen === report ? report : null);
+    }
+    for (const [key, report] of reports) {
+      if ((report === 0 || report === 1) && localStorage.getItem(key) === null) {
+        localStorage.setItem(key, JSON.stringify({ report }));
+      }
+    }
+  } catch {
+    // Storage disabled: there is nothing to migrate.
+  }
+}
+
+/** Say, before anything is sent, that a question's earlier report will be sent again. */
+function announceMemo(question) {
+  if (memoized(question) === null) return;
+  const steps = question.el.querySelector(".steps");
+  if (steps) steps.hidden = true;
+  const note = document.createElement("p");
+  note.className = "memo-note";
+  note.textContent =
+    "This device already made a randomized report for this question. That same report will be sent again, whatever you choose now: no coins are flipped, so answering again reveals nothing new.";
+  question.el.querySelector("[data-result]").before(note);
 }
 
 function choose(question, value) {
   question.truth = value;
   for (const button of question.el.querySelectorAll("[data-truth]")) {
-    button.setAttribute("aria-pressed", String(Number(button.dataset.truth) === value));
+    const chosen = Number(button.dataset.truth) === value;
+    if (button.getAttribute("role") === "radio") {
+      button.setAttribute("aria-checked", String(chosen));
+      button.tabIndex = chosen ? 0 : -1;
+    } else {
+      button.setAttribute("aria-pressed", String(chosen));
+    }
   }
+  updateFlipButton();
+}
+
+const updateFlipButton = () => {
   flipButton.disabled = questions.some((q) => q.truth === null);
+};
+
+/** Arrow keys move the choice within a radio group (and Home/End to its ends). */
+function radioKeys(question, event) {
+  const radios = Array.from(question.el.querySelectorAll('[role="radio"]'));
+  const at = radios.indexOf(event.target);
+  const moves = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1, Home: -at, End: radios.length - 1 - at };
+  if (at < 0 || !(event.key in moves)) return;
+  event.preventDefault();
+  const target = radios[(at + moves[event.key] + radios.length) % radios.length];
+  choose(question, Number(target.dataset.truth));
+  target.focus();
+}
+
+/** A whole number within the bounds, or null with the reason shown beside the field. */
+function readNumber(question, input) {
+  const error = question.el.querySelector("[data-number-error]");
+  const text = input.value.trim();
+  const value = Number(text);
+  const fits = /^-?\d+$/.test(text) && value >= Number(input.min) && value <= Number(input.max);
+  question.truth = fits ? value : null;
+  error.hidden = fits || text === "";
+  error.textContent = `Please give a whole number from ${input.min} to ${input.max}.`;
+  input.setAttribute("aria-invalid", String(!error.hidden));
+  const range = input.getAttribute("aria-describedby").split(" ")[0];
+  input.setAttribute("aria-describedby", error.hidden ? range : `${range} ${error.id}`);
+  updateFlipButton();
 }
 
 /** One POST; network errors become status 0 so every failure is handled alike. */
@@ -124,7 +237,7 @@ function settle(result, body) {
     store(sentKey, true);
     forget(pendingKey);
     const many = body.answers.length > 1;
-    const sent = body.answers.map((a, i) => `${many ? `question ${i + 1}: ` : ""}${a.value ? "YES" : "NO"}`);
+    const sent = body.answers.map((a, i) => `${many ? `question ${i + 1}: ` : ""}${label(questions[i], a.value)}`);
     statusLine.textContent = `Sent — ${sent.join(", ")}. Only these randomized answers left this device.`;
     root.classList.add("is-sent");
     $("[data-after]").hidden = false;
@@ -149,11 +262,39 @@ function explain(question, outcome) {
 
 const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
+const AGAIN =
+  "This is the randomized report this device made the first time, sent again: no coins were flipped now.";
+
+/** How a report reads: the option's text, the number, same/different or yes/no. */
+function label(question, report) {
+  if (question.kind === "number") return String(report);
+  const button = question.el.querySelector(`[data-truth="${report}"]`);
+  const text = button ? (button.dataset.label ?? button.textContent.trim()) : String(report);
+  return question.kind === "binary" ? text.toUpperCase() : `“${text}”`;
+}
+
+/** Why this report, for designs without coin steps (choice, number, crosswise, direct). */
+function because(question, outcome) {
+  if (question.reportIsAnswer) return "This is your answer, sent as you gave it: nobody knows your answer to statement B, so it does not reveal your answer to A.";
+  if (!outcome.coins.length) return "This question is asked directly: your answer is stored as you gave it.";
+  if (question.kind === "number") {
+    const noise = outcome.coins[0];
+    return `Your device added noise of ${noise >= 0 ? "+" : "−"}${Math.abs(noise)} to your number. Any true number could have given this report.`;
+  }
+  return "Your device drew it: any option can be sent whatever your true answer, so nobody can tell whether this one is yours.";
+}
+
 function reveal(question, outcome) {
   const result = question.el.querySelector("[data-result]");
-  result.querySelector("[data-sent]").textContent = outcome.report === 1 ? "YES" : "NO";
-  result.querySelector("[data-why]").textContent = explain(question, outcome);
+  result.querySelector("[data-sent]").textContent = label(question, outcome.report);
+  const why = !outcome.coins ? AGAIN : question.steps.length ? explain(question, outcome) : because(question, outcome);
+  result.querySelector("[data-why]").textContent = why;
   result.hidden = false;
+  if (!outcome.coins) return;
+  if (question.spinner) {
+    question.spinner.dataset.face = "win";
+    question.spinner.textContent = question.kind === "number" ? String(outcome.report) : String(outcome.report + 1);
+  }
   question.steps.forEach((step, i) => {
     step.dataset.face = outcome.coins[i] ? "win" : "lose";
     step.textContent = outcome.coins[i] ? step.dataset.win : step.dataset.lose;
@@ -164,11 +305,50 @@ function lock() {
   flipButton.disabled = true;
   flipButton.hidden = true;
   $("[data-hint]").hidden = true;
-  for (const button of root.querySelectorAll("[data-truth]")) button.disabled = true;
+  for (const control of root.querySelectorAll("[data-truth], [data-number]")) control.disabled = true;
+}
+
+function exchangeInvite() {
+  const exchange = import("./credential.js").then((module) =>
+    module.obtainCredential({
+      slug: root.dataset.slug,
+      invite: root.dataset.invite,
+      url: root.dataset.credentialUrl,
+      key: module.publicKey(root.dataset.keyN, root.dataset.keyE),
+      storage: deviceStorage,
+    }),
+  );
+  exchange.catch((error) => {
+    if (error.status !== 403) return;
+    lock();
+    statusLine.textContent = `Not possible: ${refusal(error)}`;
+  });
+  return exchange;
+}
+
+/** A spent (or refused) credential is of no more use on this device. */
+async function dropCredential(body, result) {
+  if (body.credential && (result.ok || !retryable(result))) {
+    (await import("./credential.js")).forgetCredential(deviceStorage, root.dataset.slug);
+  }
 }
 
 /** Commit, flip, send: one step with no way back, the same whichever way the coins fall. */
 async function flipAndSend() {
+  let pass = null;
+  try {
+    pass = await credential;
+  } catch (error) {
+    if (error.status === 403) return;
+    credential = exchangeInvite(); // offline or a server error: the next press tries again
+    statusLine.textContent = "Your invite could not be exchanged yet (no connection or a server error). Nothing was sent: press “Flip and send” again in a moment.";
+    return;
+  }
+  const broken = questions.flatMap((q) => checkParams(q.declaration, q.params));
+  if (broken.length) {
+    statusLine.textContent = `This survey's settings are not valid (${broken.join("; ")}). Nothing was sent.`;
+    return;
+  }
   lock();
   const next = cryptoSource();
   const outcomes = questions.map((q) => reportFor(q, next));
@@ -177,16 +357,20 @@ async function flipAndSend() {
     answers: questions.map((q, i) => ({ question: q.id, value: outcomes[i].report })),
     design_version: designVersion,
   };
-  if (root.dataset.invite) body.invite = root.dataset.invite;
+  if (pass) body.credential = pass;
   store(pendingKey, body);
   const first = post(body);
-  root.classList.add("is-flipping");
-  statusLine.textContent = "Flipping and sending…";
-  await pause(FLIP_MS);
-  root.classList.remove("is-flipping");
+  if (outcomes.some((outcome) => outcome.coins?.length)) {
+    root.classList.add("is-flipping");
+    statusLine.textContent = "Flipping and sending…";
+    await pause(FLIP_MS);
+    root.classList.remove("is-flipping");
+  }
   questions.forEach((q, i) => reveal(q, outcomes[i]));
   statusLine.textContent = "Sending…";
-  settle(await deliver(body, first), body);
+  const result = await deliver(body, first);
+  settle(result, body);
+  dropCredential(body, result);
 }
 
 async function resend() {
@@ -200,6 +384,7 @@ async function resend() {
     $("[data-already]").hidden = false;
   }
   settle(result, body);
+  dropCredential(body, result);
 }
 
 function forgetAll() {
@@ -209,12 +394,18 @@ function forgetAll() {
   window.location.reload();
 }
 
+migrateOldMemos();
+questions.forEach(announceMemo);
+if (questions.every((q) => memoized(q) !== null)) flipButton.textContent = "Send again";
 $("[data-paper]").hidden = true;
 $("[data-forget-box]").hidden = false;
 for (const question of questions) {
   for (const button of question.el.querySelectorAll("[data-truth]")) {
     button.addEventListener("click", () => choose(question, Number(button.dataset.truth)));
   }
+  question.el.querySelector("[data-options]")?.addEventListener("keydown", (event) => radioKeys(question, event));
+  const input = question.el.querySelector("[data-number]");
+  input?.addEventListener("input", () => readNumber(question, input));
 }
 flipButton.addEventListener("click", flipAndSend);
 retryButton.addEventListener("click", resend);
@@ -226,4 +417,5 @@ if (recall(sentKey)) {
   $("[data-pending]").hidden = false;
 } else {
   $("[data-digital]").hidden = false;
+  if (root.dataset.invite) credential = exchangeInvite();
 }

@@ -63,11 +63,119 @@ export function bernoulli(p, next) {
   return uniformBelow(den, next) < num;
 }
 
+// --- Exact sampling of irrational probabilities --------------------------------------
+//
+// k-ary randomized response keeps the true option with probability e^ε/(e^ε + k − 1) and
+// the Laplace mechanism's noise is geometric with α = e^(−ε/(upper − lower)): both are
+// irrational, so no fraction and no floating-point comparison samples them exactly.
+// A float ε is itself an exact dyadic rational, and Bernoulli(e^(−γ)) for a rational γ
+// can be sampled exactly with fair integer draws only (Canonne, Kamath & Steinke, "The
+// Discrete Gaussian for Differential Privacy", NeurIPS 2020, Algorithms 1 and 2), with
+// BigInt arithmetic so that nothing is rounded (Mironov 2012 shows what rounding leaks).
+
+/** The float x as an exact fraction [num, den] of BigInts (den a power of two). */
+export function exactRational(x) {
+  if (typeof x !== "number" || !Number.isFinite(x) || x < 0) {
+    throw new RangeError(`need a finite non-negative number, got ${x}`);
+  }
+  let den = 1n;
+  while (!Number.isInteger(x)) {
+    x *= 2; // exact: doubling a float never rounds
+    den *= 2n;
+  }
+  return [BigInt(x), den];
+}
+
+/** A uniform BigInt in [0, den) by rejection from 32-bit words: no modulo bias. */
+export function uniformBigBelow(den, next) {
+  if (den <= 2n ** 32n) return BigInt(uniformBelow(Number(den), next));
+  const bits = den.toString(2).length;
+  const words = Math.ceil(bits / 32);
+  const mask = (1n << BigInt(bits)) - 1n;
+  for (;;) {
+    let x = 0n;
+    for (let i = 0; i < words; i++) x = (x << 32n) | BigInt(next());
+    x &= mask;
+    if (x < den) return x;
+  }
+}
+
+/** true with probability num/den (BigInts, 0 ≤ num ≤ den), exactly. */
+export function bernoulliRational(num, den, next) {
+  return uniformBigBelow(den, next) < num;
+}
+
+/** true with probability e^(−num/den) (BigInts), exactly (CKS 2020, Algorithm 1). */
+export function bernoulliExp(num, den, next) {
+  while (num > den) {
+    // e^(−γ) = e^(−1) · e^(−(γ − 1))
+    if (!bernoulliExp(1n, 1n, next)) return false;
+    num -= den;
+  }
+  let k = 1n;
+  while (bernoulliRational(num, den * k, next)) k += 1n;
+  return k % 2n === 1n;
+}
+
 /**
- * The designs the server knows, by name. Each takes the true answer, the design's
+ * A geometric variable G ≥ 0 with P(G = g) ∝ e^(−g·s/t) (BigInts s, t > 0), exactly:
+ * CKS 2020 Algorithm 2's one-sided part. U uniform in [0, t) kept with probability
+ * e^(−U/t), V counts e^(−1) successes, and ⌊(U + tV)/s⌋ is the geometric variable.
+ */
+export function geometricExp(s, t, next) {
+  let u;
+  do u = uniformBigBelow(t, next);
+  while (!bernoulliExp(u, t, next));
+  let v = 0n;
+  while (bernoulliExp(1n, 1n, next)) v += 1n;
+  return Number((u + t * v) / s);
+}
+
+// --- The designs ---------------------------------------------------------------------
+
+function binaryTruth(value) {
+  if (value !== 0 && value !== 1) throw new RangeError("true answer must be 0 or 1");
+  return value;
+}
+
+function optionTruth(value, k) {
+  if (!Number.isInteger(value) || value < 0 || value >= k) {
+    throw new RangeError(`true option must be an index from 0 to ${k - 1}, got ${value}`);
+  }
+  return value;
+}
+
+function optionsCount(k) {
+  if (!Number.isInteger(k) || k < 2 || k > 10) {
+    throw new RangeError(`a choice question has 2 to 10 options, got ${k}`);
+  }
+  return k;
+}
+
+/** An index drawn with the given probabilities, exactly up to their fractions. */
+export function die(probabilities, next) {
+  const fractions = probabilities.map((p) => toFraction(p).map(BigInt));
+  const den = fractions.reduce((acc, [, d]) => (acc * d) / bigGcd(acc, d), 1n);
+  const total = fractions.reduce((acc, [n, d]) => acc + (n * den) / d, 0n);
+  if (total !== den) throw new RangeError("the die's probabilities must sum to 1");
+  let x = uniformBigBelow(den, next);
+  for (let j = 0; j < fractions.length; j++) {
+    const share = (fractions[j][0] * den) / fractions[j][1];
+    if (x < share) return j;
+    x -= share;
+  }
+  throw new Error("unreachable: the shares sum to the denominator");
+}
+
+function bigGcd(a, b) {
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+/**
+ * The binary designs the server knows, by name. Each takes the true answer, the design's
  * parameters and a random source, flips every one of its coins, and returns the report
- * and the coins (for display only: coins are never sent). A new design (k-ary randomized
- * response, the Laplace mechanism) is one more entry with the same shape.
+ * and the coins (for display only: coins are never sent).
  */
 export const designs = {
   forced_response(trueAnswer, { p_truth, p_yes }, next) {
@@ -84,14 +192,86 @@ export const designs = {
     const innocuousYes = bernoulli(pi, next);
     return { report: truthful ? trueAnswer : Number(innocuousYes), coins: [truthful, innocuousYes] };
   },
+  // The respondent answers "same or different?" themselves; this draws the innocuous
+  // statement (true with probability p) for simulated respondents and the tests.
+  crosswise(trueAnswer, { p }, next) {
+    const innocuous = Number(bernoulli(p, next));
+    return { report: Number(innocuous === trueAnswer), coins: [innocuous === 1] };
+  },
+  direct(trueAnswer) {
+    return { report: trueAnswer, coins: [] };
+  },
 };
 
-/** Randomize one true answer (0 or 1) with the named design. */
+/** Samplers by kind and design name: (true value, parameters, next) → { report, coins }. */
+export const samplers = {
+  binary: Object.fromEntries(
+    Object.entries(designs).map(([name, sample]) => [
+      name,
+      (value, params, next) => sample(binaryTruth(value), params, next),
+    ]),
+  ),
+  choice: {
+    // Propose an option uniformly and keep it with probability P(r|x)/max = 1 for the true
+    // option, e^(−ε) for the others: the kept option has exactly the k-RR law, and the
+    // number of proposals does not depend on the true option.
+    k_rr(value, { epsilon, k }, next) {
+      optionTruth(value, optionsCount(k));
+      const [num, den] = exactRational(epsilon);
+      let proposals = 0;
+      for (;;) {
+        proposals++;
+        const option = uniformBelow(k, next);
+        if (option === value || bernoulliExp(num, den, next)) return { report: option, coins: [proposals] };
+      }
+    },
+    forced_response(value, { p_truth, p_forced }, next) {
+      optionTruth(value, optionsCount(p_forced.length));
+      const truthful = bernoulli(p_truth, next);
+      const face = die(p_forced, next);
+      return { report: truthful ? value : face, coins: [truthful, face] };
+    },
+    direct(value, { k }) {
+      return { report: optionTruth(value, optionsCount(k)), coins: [] };
+    },
+  },
+  number: {
+    // Clip, then add the difference of two exact geometric variables: two-sided
+    // geometric noise P(Z = z) ∝ α^|z| with α = e^(−ε/(upper − lower)).
+    laplace(value, { epsilon, lower, upper }, next) {
+      const clipped = clipNumber(value, lower, upper);
+      const [num, den] = exactRational(epsilon);
+      const s = num;
+      const t = den * BigInt(upper - lower);
+      const noise = geometricExp(s, t, next) - geometricExp(s, t, next);
+      return { report: clipped + noise, coins: [noise] };
+    },
+    direct(value, { lower, upper }) {
+      if (!Number.isInteger(value) || value < lower || value > upper) {
+        throw new RangeError(`the answer must be a whole number from ${lower} to ${upper}`);
+      }
+      return { report: value, coins: [] };
+    },
+  },
+};
+
+function clipNumber(value, lower, upper) {
+  if (!Number.isInteger(value)) throw new RangeError(`the answer must be a whole number, got ${value}`);
+  return Math.min(upper, Math.max(lower, value));
+}
+
+/** Randomize one true value with the design (kind, name) and its parameters. */
+export function sample(kind, name, params, value, next = cryptoSource()) {
+  const sampler = samplers[kind]?.[name];
+  if (!sampler) throw new Error(`unknown design ${kind}/${name}`);
+  return sampler(value, params, next);
+}
+
+/** Randomize one true answer (0 or 1) with the named binary design. */
 export function randomize(designName, params, trueAnswer, next = cryptoSource()) {
   const design = designs[designName];
   if (!design) throw new Error(`unknown design ${designName}`);
-  if (trueAnswer !== 0 && trueAnswer !== 1) throw new RangeError("true answer must be 0 or 1");
-  return design(trueAnswer, params, next);
+  return design(binaryTruth(trueAnswer), params, next);
 }
 
 /** Count reports of "yes" over n simulated respondents with the same true answer. */
@@ -99,6 +279,38 @@ export function countYes(designName, params, trueAnswer, n, next = cryptoSource(
   let yes = 0;
   for (let i = 0; i < n; i++) yes += randomize(designName, params, trueAnswer, next).report;
   return yes;
+}
+
+/**
+ * Check parameters against a design's declaration (the server's Param.to_json list):
+ * the browser refuses what the server would refuse. Returns a list of messages.
+ */
+export function checkParams(declaration, params) {
+  const errors = [];
+  for (const p of declaration.parameters) {
+    const value = params[p.name];
+    if (p.type === "probabilities") {
+      if (value === undefined && p.default === null) continue;
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "number" && v >= 0 && v <= 1)) {
+        errors.push(`${p.name} must be a list of probabilities`);
+      } else if (Math.abs(value.reduce((a, b) => a + b, 0) - 1) > 1e-9) {
+        errors.push(`${p.name} must sum to 1`);
+      }
+      continue;
+    }
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      errors.push(`${p.name} must be a finite number`);
+      continue;
+    }
+    if (p.type === "integer" && !Number.isInteger(value)) errors.push(`${p.name} must be a whole number`);
+    if (p.min !== null && (value < p.min || (p.exclusive_min && value === p.min))) {
+      errors.push(`${p.name} must be ${p.exclusive_min ? ">" : "≥"} ${p.min}`);
+    }
+    if (p.max !== null && (value > p.max || (p.exclusive_max && value === p.max))) {
+      errors.push(`${p.name} must be ${p.exclusive_max ? "<" : "≤"} ${p.max}`);
+    }
+  }
+  return errors;
 }
 
 /** A random (version 4) UUID; crypto.randomUUID is missing on plain-http pages. */

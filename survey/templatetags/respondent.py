@@ -1,13 +1,27 @@
-"""Template helpers for respondent pages: chance devices and the served browser code."""
+"""Template helpers for respondent pages: chance devices, privacy in words, and the
+served browser code."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter
 
 from django import template
+from django.utils.safestring import mark_safe
 
+from estimator.designs import Crosswise
+from estimator.templatetags.privacy import epsilon as epsilon_text
+from estimator.templatetags.privacy import odds_bound
 from survey import served_code
-from survey.devices import Step, is_two_fair_coins, steps_for
+from survey.devices import (
+    Draw,
+    Step,
+    innocuous_statement,
+    is_two_fair_coins,
+    needs_javascript,
+    steps_for,
+)
 
 register = template.Library()
 
@@ -17,19 +31,129 @@ NOUNS = {"coin": "coin", "die": "die", "slips": "slip", "number": "number", "cer
 @register.filter
 def chance_steps(question) -> list[dict]:
     """The question's randomizing steps, each with a short name ("coin 1", "the die")."""
-    steps: list[Step] = steps_for(question.design)
-    kinds = Counter(step.device.kind for step in steps)
+    steps: list[Step | Draw] = steps_for(question.design, question.options)
+    kinds = Counter(_kind(step) for step in steps)
     named = []
     for i, step in enumerate(steps, start=1):
-        noun = NOUNS[step.device.kind]
-        name = f"{noun} {i}" if kinds[step.device.kind] > 1 else f"the {noun}"
-        named.append({"step": step, "device": step.device, "name": name, "number": i})
+        noun = NOUNS[_kind(step)]
+        name = f"{noun} {i}" if kinds[_kind(step)] > 1 else f"the {noun}"
+        entry = {"step": step, "name": name, "number": i, "draw": isinstance(step, Draw)}
+        named.append(entry | ({} if entry["draw"] else {"device": step.device}))
     return named
+
+
+def _kind(step: Step | Draw) -> str:
+    return step.kind if isinstance(step, Draw) else step.device.kind
+
+
+@register.filter
+def two_fair_coins(design) -> bool:
+    return is_two_fair_coins(design)
 
 
 @register.filter
 def all_two_fair_coins(questions) -> bool:
     return all(is_two_fair_coins(q.design) for q in questions)
+
+
+# JSON for a single-quoted attribute: compact, and no character that could end the
+# attribute or start markup (as Django's json_script does for <script>), so it needs no
+# &quot; entities, which would make up half of it.
+ATTRIBUTE_SAFE = str.maketrans({"'": "\\u0027", "&": "\\u0026", "<": "\\u003c", ">": "\\u003e"})
+
+
+def attribute_json(value) -> str:
+    return mark_safe(json.dumps(value, separators=(",", ":")).translate(ATTRIBUTE_SAFE))
+
+
+@register.filter
+def sampler_params(question) -> str:
+    """The parameters rr.js's ``sample(kind, name, params, …)`` takes: the stored ones,
+    with a choice question's number of options as ``k``."""
+    params = question.design.params()
+    if question.kind == "choice":
+        params["k"] = len(question.options)
+    return attribute_json(params)
+
+
+@register.filter
+def declaration_json(question) -> str:
+    """The design's parameter rules (not its labels and help, which only weigh the page
+    down), for rr.js's ``checkParams`` before any draw."""
+    rules = ("name", "type", "default", "min", "max", "exclusive_min", "exclusive_max")
+    parameters = question.design.declaration()["parameters"]
+    return attribute_json({"parameters": [{k: p[k] for k in rules} for p in parameters]})
+
+
+@register.filter
+def asks_same_or_different(question) -> bool:
+    """Crosswise: the respondent compares two statements; that answer is the report."""
+    return isinstance(question.design, Crosswise)
+
+
+@register.filter
+def innocuous(question) -> str:
+    return innocuous_statement(question.design)
+
+
+@register.filter
+def needs_js(question) -> bool:
+    return needs_javascript(question.design)
+
+
+@register.filter
+def any_needs_js(questions) -> bool:
+    return any(needs_javascript(q.design) for q in questions)
+
+
+@register.filter
+def all_need_js(questions) -> bool:
+    return all(needs_javascript(q.design) for q in questions)
+
+
+@register.filter
+def typical_noise(question) -> str:
+    return f"{question.design.typical_noise:,.0f}"
+
+
+@register.filter
+def privacy_words(question) -> str:
+    """The question's ε in words, from its design."""
+    design = question.design
+    eps = design.epsilon
+    if not design.randomized:
+        return "Asked directly: your answer is stored as you give it (ε = ∞, no privacy)."
+    if not math.isfinite(eps):
+        return "No privacy for this question: its design can reveal your true answer."
+    odds = odds_bound(eps)
+    head = f"ε = {epsilon_text(eps)}: "
+    if design.kind == "number":
+        return head + (
+            f"what is sent is your number plus random noise of typical size "
+            f"±{typical_noise(question)}; a report is at most {odds} (e^ε) more likely for "
+            f"one true number than for any other between {design.lower} and {design.upper}."
+        )
+    if design.kind == "choice":
+        return head + (
+            f"whichever option is sent is at most {odds} more likely for one true answer "
+            f"than for any other."
+        )
+    believed = math.exp(eps) / (1 + math.exp(eps))
+    return head + (
+        f"what is sent is at most {odds} more likely if your true answer is yes than if it "
+        f"is no, or the other way round. Someone who thought it a 50\u00a0% chance that your "
+        f"true answer is yes would, seeing it, think it at most {believed * 100:.0f}\u00a0%."
+    )
+
+
+@register.filter
+def direct_count(survey) -> int:
+    return len(survey.privacy.direct)
+
+
+@register.filter
+def randomized_count(survey) -> int:
+    return len(survey.privacy.randomized)
 
 
 @register.simple_tag

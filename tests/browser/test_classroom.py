@@ -79,7 +79,10 @@ def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
     assert kept.locator("[data-class-result]").count() == 0
     screenshot(page, "classroom-presenter-before-reveal")
 
-    page.get_by_role("button", name="Reveal results").click()
+    assert page.get_by_role("button").count() == 0  # the projector shows no controls
+    controls = page.context.new_page()  # the instructor's controls (on a laptop or phone)
+    controls.goto(f"{live_server.url}/classroom/{survey.id}/controls/")
+    controls.get_by_role("button", name="Reveal results").click()
     expect(page.locator("[data-estimate]")).to_be_visible()
     expect(page.locator("[data-ci-bar]")).to_be_visible()
     screenshot(page, "classroom-presenter-after-reveal")
@@ -91,7 +94,7 @@ def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
     expect(kept.locator("[data-received]")).to_be_visible()
     screenshot(kept, "classroom-student-phone")
 
-    page.get_by_role("button", name="Lock answering").click()
+    controls.get_by_role("button", name="Lock answering").click()
     expect(page.locator("[data-state]")).to_have_text("Answering locked")
     expect(kept.get_by_text("Answering is locked by your instructor")).to_be_visible(timeout=10_000)
 
@@ -103,17 +106,64 @@ def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
     assert console_errors == []  # among others: no Content-Security-Policy violation
 
 
-def test_a_student_who_opened_the_page_before_the_lock_is_refused_clearly(
+def test_flip_and_send_while_locked_is_refused_before_any_flip_and_works_after_unlock(
     live_server, browser, make_survey
 ):
     survey = make_survey(mode=Survey.Mode.CLASSROOM)
     student = open_student(browser, live_server, survey.join_code)
-    survey.lock()
-    answer(student, truth=True)
-    expect(student.get_by_text("not accepting answers")).to_be_visible(timeout=10_000)
+    survey.lock()  # after the page loaded: whether or not its poll has seen it yet
+    student.locator("[data-question]").get_by_role("button", name="Yes", exact=True).click()
+    # A real tap reaches a button marked aria-disabled; Playwright needs force for that.
+    student.get_by_role("button", name=re.compile("^Flip")).click(force=True)
+    expect(student.locator("[data-refused]")).to_be_visible(timeout=10_000)
     expect(student.locator("[data-received]")).to_be_hidden()
-    expect(student.get_by_text("Answering is locked by your instructor")).to_be_visible()
+    assert student.locator("[data-result]:visible").count() == 0  # no "Sent: …" shown
     assert not Submission.objects.exists()
+    survey.lock(False)
+    expect(student.locator("[data-refused]")).to_be_hidden(timeout=10_000)
+    student.get_by_role("button", name=re.compile("^Flip")).click()
+    expect(student.locator("[data-received]")).to_be_visible(timeout=10_000)
+    assert Submission.objects.count() == 1
+    student.context.close()
+
+
+def test_a_page_opened_while_locked_shows_the_question_once_answering_opens(
+    live_server, browser, make_survey
+):
+    survey = make_survey(mode=Survey.Mode.CLASSROOM)
+    survey.lock()
+    student = open_student(browser, live_server, survey.join_code)
+    expect(student.get_by_text("not accepting answers right now")).to_be_visible()
+    survey.lock(False)
+    expect(student.locator("[data-question]")).to_be_visible(timeout=10_000)
+    student.context.close()
+
+
+def test_lock_unlock_and_reveal_reach_several_phones(live_server, browser, make_survey):
+    survey = make_survey(mode=Survey.Mode.CLASSROOM)
+    phones = [open_student(browser, live_server, survey.join_code) for _ in range(4)]
+    survey.lock()
+    for phone in phones:
+        expect(phone.locator("[data-session-state]")).to_contain_text("locked", timeout=10_000)
+    survey.lock(False)
+    survey.reveal()
+    for phone in phones:
+        expect(phone.locator("[data-session-state]")).to_have_count(0, timeout=10_000)
+        expect(phone.locator("[data-class-result]")).to_be_visible(timeout=10_000)
+    for phone in phones:
+        phone.context.close()
+
+
+def test_on_a_phone_the_question_shows_once_with_its_buttons_above_the_fold(
+    live_server, browser, make_survey
+):
+    survey = make_survey(mode=Survey.Mode.CLASSROOM)
+    survey.questions.update(text=survey.title)  # a classroom session is titled by its question
+    student = open_student(browser, live_server, survey.join_code)
+    expect(student.get_by_text(survey.title, exact=True).locator("visible=true")).to_have_count(1)
+    for name in ("Yes", "No"):
+        box = student.get_by_role("button", name=name, exact=True).bounding_box()
+        assert box["y"] + box["height"] <= PHONE["height"]
     student.context.close()
 
 

@@ -47,7 +47,7 @@ def test_respondent_and_error_pages_have_no_serious_accessibility_violations(
         "respond": survey.get_absolute_url(),
         "how it works": "/how-it-works/",
         "closed": closed.get_absolute_url(),
-        "invite rejected": invited.get_absolute_url() + "?invite=wrong",
+        "invite rejected": invited.get_absolute_url(),
         "not found": "/s/no-such-survey/",
     }
     found = {}

@@ -26,12 +26,28 @@ def log_in(page, live_server) -> None:
     page.get_by_role("heading", name="My surveys").wait_for()
 
 
+def choose(page, label: str, value: str) -> None:
+    """Pick an option that redraws the new question's form, then wait until htmx has
+    swapped the new form in and wired it up: a change made before that goes unheard."""
+    card = page.locator(".question-card.new")
+    old = card.locator(".design").element_handle()
+    card.get_by_label(label, exact=True).select_option(value)
+    page.wait_for_function(
+        """old => {
+            const now = document.querySelector(".question-card.new .design");
+            return now !== null && now !== old && now["htmx-internal-data"] !== undefined
+                && document.querySelector(".htmx-request") === null;
+        }""",
+        arg=old,
+    )
+
+
 def add_question(page, text: str, preset: str, **params: str) -> None:
     card = page.locator(".question-card.new")
     card.get_by_label("Question").fill(text)
-    card.get_by_label("Preset").select_option(preset)
+    choose(page, "Preset", preset)
     if preset == "custom":
-        card.get_by_label("Design", exact=True).select_option(params.pop("design"))
+        choose(page, "Design", params.pop("design"))
         for label, value in params.items():
             card.get_by_label(label).fill(value)
     card.get_by_role("button", name="Add question").click()
@@ -69,14 +85,12 @@ def test_build_open_answer_watch_and_export(live_server, browser, page, owner, s
     page.locator(".question-list > li.question-card").nth(1).wait_for()
     card = page.locator(".question-card.new")
     card.get_by_label("Question").fill("Have you driven after drinking too much?")
-    card.get_by_label("Preset").select_option("custom")
-    card.get_by_label("Design", exact=True).select_option("mirrored")
-    card.get_by_label("P(answer as asked)").fill("1")
-    card.locator(".preview").get_by_text(
-        "no privacy: some reports reveal the true answer"
-    ).wait_for()  # the live preview
+    choose(page, "Preset", "custom")
+    choose(page, "Design", "mirrored")  # offered once the form is redrawn for custom
+    card.get_by_label("P(answer as asked)").fill("1")  # redrawn for the mirrored design
+    card.locator(".preview").get_by_text("ε = ∞ — no privacy").wait_for()  # the live preview
     card.get_by_label("P(answer as asked)").fill("0.8")
-    card.locator(".preview").get_by_text(f"ε = {math.log(4):.2f}").wait_for()
+    card.locator(".preview .preview-epsilon").get_by_text(f"ε = {math.log(4):.2f}").wait_for()
     card.get_by_role("button", name="Add question").click()
     page.locator(".question-list > li.question-card").nth(2).wait_for()
     assert survey.questions.count() == 3
@@ -144,3 +158,68 @@ def test_the_dashboard_draws_a_day_of_answers(live_server, page, make_survey, sc
     assert page.locator("polygon.svg-ci-band").count() == 1
     assert page.locator(f"#time-{question.id}-desc").text_content().count("n = ") == 24
     screenshot(page, "workspace-dashboard-day")
+
+
+def test_build_choice_and_number_questions_with_live_preview_and_inline_errors(
+    live_server, browser, page, owner, settings, screenshot
+):
+    """Under DEBUG too: a validation error stays beside its field, the page stays."""
+    settings.DEBUG = True
+    page.add_init_script(
+        "document.addEventListener('securitypolicyviolation', e => console.error("
+        "'CSP', e.violatedDirective, e.sourceFile, e.lineNumber, e.columnNumber))"
+    )
+    errors = []
+    page.on("pageerror", lambda error: errors.append(error))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    log_in(page, live_server)
+    page.get_by_label("New survey").fill("Student life 2026")
+    page.get_by_role("button", name="Create and add questions").click()
+    survey = Survey.objects.get()
+
+    card = page.locator(".question-card.new")
+    card.get_by_label("Question").fill("How often have you copied homework?")
+    choose(page, "Kind of answer", "choice")
+    card.get_by_label("Options").wait_for()  # the form redrawn for multiple choice
+    assert card.get_by_label("Preset").input_value() == "choice_ln3"
+    card.get_by_label("Options").fill("never\nonce\nnever")
+    card.get_by_role("button", name="Add question").click()
+    error = page.locator(".question-card.new .field-options .error")
+    error.get_by_text("“never” appears twice").wait_for()
+    assert page.locator("h1").get_by_text("Student life 2026").is_visible()  # page intact
+    assert survey.questions.count() == 0
+    screenshot(page, "workspace-builder-error")
+    card.get_by_label("Options").fill("never\nonce\nmore than once")
+    card.locator(".preview .preview-epsilon").get_by_text(f"ε = {math.log(3):.2f}").wait_for()
+    card.get_by_role("button", name="Add question").click()
+    page.locator(".question-list > li.question-card").nth(0).wait_for()
+
+    card = page.locator(".question-card.new")
+    card.get_by_label("Question").fill("How many drinks did you have last week?")
+    choose(page, "Kind of answer", "number")
+    card.get_by_label("Highest value").wait_for()
+    card.get_by_label("Highest value").fill("30")
+    card.locator(".preview").get_by_text("typical noise added to each answer").wait_for()
+    card.locator(".preview").get_by_text("one-bit mechanism").wait_for()
+    card.get_by_role("button", name="Add question").click()
+    page.locator(".question-list > li.question-card").nth(1).wait_for()
+    kinds = list(survey.questions.values_list("kind", "design_name", "design_params"))
+    assert kinds[0][:2] == ("choice", "k_rr")
+    assert kinds[1] == ("number", "laplace", {"epsilon": 1.0, "lower": 0, "upper": 30})
+    page.locator("#summary").get_by_text(f"ε = {math.log(3) + 1:.2f}").wait_for()
+    screenshot(page, "workspace-builder-kinds")
+    page.set_viewport_size({"width": 360, "height": 740})
+    scroll = page.evaluate("document.documentElement.scrollWidth")
+    screenshot(page, "workspace-builder-phone")
+    page.locator(".question-list > li.question-card").nth(1).scroll_into_view_if_needed()
+    page.screenshot(path=screenshot(page, "workspace-builder-phone").with_name("phone-card.png"))
+    assert scroll <= 360
+    page.get_by_role("link", name="Preview as a respondent").click()
+    page.get_by_text("nothing here can be sent or stored").wait_for()
+    assert page.get_by_role("radio").count() == 3
+    assert all(radio.is_disabled() for radio in page.get_by_role("radio").all())
+    screenshot(page, "workspace-builder-respondent-preview")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    assert not survey.submissions.exists()
+    # The refused form's 400 is expected; nothing else (no CSP violation, no script error).
+    assert [e for e in errors if "status of 400" not in str(e)] == []

@@ -105,7 +105,10 @@ def test_no_answers_gives_nulls_not_errors(make_survey, owner, client_for):
         ({"level": "0"}, "level must be a number strictly between 0 and 1"),
         ({"level": "nan"}, "level must be a number strictly between 0 and 1"),
         ({"level": "ninety"}, "level must be a number strictly between 0 and 1"),
-        ({"method": "bootstrap"}, "method must be one of wilson, exact, wald, jeffreys"),
+        (
+            {"method": "bootstrap"},
+            "method must be one of wilson, exact, wald, uniform_hpd, jeffreys",
+        ),
     ],
 )
 def test_invalid_options_are_a_400_with_a_clear_message(survey, owner, client_for, params, message):

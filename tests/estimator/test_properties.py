@@ -6,10 +6,17 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from estimator.designs import (
+    ChoiceForcedResponse,
+    Crosswise,
+    KRandomizedResponse,
+    Laplace,
+    matrix_epsilon,
+)
 from estimator.randomized_response import (
     CI_METHODS,
     BinaryDesign,
@@ -28,7 +35,20 @@ designs = st.one_of(
     st.builds(ForcedResponse, p_truth=p_truth, p_yes=probability),
     st.builds(Mirrored, p=probability.filter(lambda p: abs(p - 0.5) >= 0.05)),
     st.builds(UnrelatedQuestion, p_truth=p_truth, pi=probability),
+    st.builds(Crosswise, p=probability.filter(lambda p: abs(p - 0.5) >= 0.05)),
 )
+options = st.integers(2, 10)
+krr = st.builds(KRandomizedResponse, epsilon=st.integers(1, 500).map(lambda i: i / 100), k=options)
+dice = options.flatmap(
+    lambda k: st.builds(
+        lambda t, weights: ChoiceForcedResponse(
+            p_truth=t, p_forced=tuple(w / sum(weights) for w in weights)
+        ),
+        p_truth,
+        st.lists(st.integers(1, 20), min_size=k, max_size=k),
+    )
+)
+choice_designs = st.one_of(krr, dice)
 counts = st.integers(1, 3000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 methods = st.sampled_from(CI_METHODS)
 levels = st.floats(0.5, 0.999)
@@ -116,3 +136,72 @@ def test_no_design_with_the_same_epsilon_needs_fewer_respondents_than_the_optima
     best = optimal_design(design.epsilon)
     assert best.epsilon == pytest.approx(design.epsilon)
     assert sample_size(best, half_width) <= sample_size(design, half_width)
+
+
+@property_settings
+@given(design=choice_designs, data=st.data())
+def test_choice_designs_are_stochastic_affine_and_invert_exactly(design, data):
+    matrix = design.response_matrix
+    assert np.allclose(matrix.sum(axis=0), 1) and (matrix >= 0).all()
+    assert same(matrix_epsilon(matrix), design.epsilon)
+    weights = data.draw(st.lists(st.integers(0, 20), min_size=design.k, max_size=design.k))
+    if sum(weights) == 0:
+        return
+    truth = np.array(weights) / sum(weights)
+    # E[λ̂] = Mπ, and the unbiased estimate maps it back to π exactly.
+    assert np.allclose((matrix @ truth - design.c) / design.t, truth, atol=1e-12)
+
+
+@property_settings
+@given(design=choice_designs, data=st.data(), level=levels, method=methods)
+def test_every_option_interval_is_honest(design, data, level, method):
+    counts = data.draw(st.lists(st.integers(0, 400), min_size=design.k, max_size=design.k))
+    if sum(counts) == 0:
+        return
+    est = design.estimate(counts)
+    assert est.estimate.sum() == pytest.approx(1.0) and (est.estimate >= 0).all()
+    for option, (low, high) in zip(est.options, est.ci(level, method), strict=True):
+        assert 0 <= low < high <= 1
+        assert low - TOLERANCE <= option.estimate <= high + TOLERANCE
+
+
+@property_settings
+@given(
+    epsilon=st.integers(1, 400).map(lambda i: i / 100),
+    lower=st.integers(-50, 50),
+    width=st.integers(1, 30),
+)
+def test_laplace_reports_are_never_more_than_e_to_the_epsilon_apart(epsilon, lower, width):
+    design = Laplace(epsilon=epsilon, lower=lower, upper=lower + width)
+    reports = np.arange(lower - 3 * width - 5, lower + 4 * width + 6)
+    truths = np.arange(lower, lower + width + 1)
+    pmf = design.noise_pmf(reports[:, None] - truths[None, :])
+    assert matrix_epsilon(pmf) == pytest.approx(epsilon, rel=1e-9)
+
+
+@property_settings
+@given(
+    design=st.one_of(
+        choice_designs,
+        st.builds(
+            Laplace,
+            epsilon=st.integers(1, 300).map(lambda i: i / 100),
+            lower=st.integers(-5, 5),
+            upper=st.integers(6, 12),
+        ),
+    ),
+    data=st.data(),
+)
+def test_posterior_odds_between_any_two_true_values_move_by_at_most_e_to_the_epsilon(design, data):
+    assume(math.isfinite(design.epsilon))  # with ε = ∞ a report may rule a value out
+    size = len(design.true_values)
+    weights = data.draw(st.lists(st.integers(1, 50), min_size=size, max_size=size))
+    prior = np.array(weights) / sum(weights)
+    if design.kind == "number":
+        report = data.draw(st.integers(design.lower - 20, design.upper + 20))
+    else:
+        report = data.draw(st.integers(0, design.k - 1))
+    posterior = design.posterior(prior, report)
+    assert posterior.sum() == pytest.approx(1.0)
+    shift = np.log(posterior / prior)
+    assert shift.max() - shift.min() <= design.epsilon + 1e-9

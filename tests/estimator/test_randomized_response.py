@@ -189,7 +189,10 @@ def test_more_yes_than_reports_is_rejected():
 def test_all_yes_and_all_no_give_estimates_at_the_ends():
     assert ForcedResponse().estimate(0, 50).estimate == 0.0
     assert ForcedResponse().estimate(50, 50).estimate == 1.0
-    assert ForcedResponse().estimate(50, 50).ci() == (1.0, 1.0)
+    # 50 "yes" of 50 is impossible when P(yes) <= 3/4: a one-sided bound, never (1, 1).
+    low, high = ForcedResponse().estimate(50, 50).ci()
+    assert 0.5 < low < 1.0 and high == 1.0
+    assert ForcedResponse().estimate(50, 50).contradicts_design()
 
 
 def test_planner_classic_coins_need_four_times_the_direct_sample():

@@ -124,7 +124,7 @@ def test_the_simulated_count_costs_no_query_per_question(
 
 def test_the_dashboard_says_how_many_responses_are_simulated(logged_in, mixed):
     page = dashboard(logged_in, mixed)
-    assert f"<strong data-n-responses>{REAL + SIMULATED}</strong> responses this round" in page
+    assert f"<strong data-n-responses>{REAL + SIMULATED}</strong> responses" in page
     assert MESSAGE in page
     cell = (
         f'<td data-n>{REAL + SIMULATED} <span class="hint" data-n-simulated>'
@@ -156,7 +156,7 @@ def test_without_simulated_answers_the_dashboard_says_nothing_of_them(logged_in,
     survey = make_survey(n_questions=2)
     record_real(survey)
     for page in (dashboard(logged_in, survey), dashboard(logged_in, survey, HTTP_HX_REQUEST="1")):
-        assert f"<strong data-n-responses>{REAL}</strong> responses this round" in page
+        assert f"<strong data-n-responses>{REAL}</strong> responses" in page
         assert page.count(f"<td data-n>{REAL}</td>") == 2
         assert "data-n-simulated" not in page
         assert "of which" not in page

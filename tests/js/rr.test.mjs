@@ -6,15 +6,25 @@ import { test } from "node:test";
 
 import {
   bernoulli,
+  bernoulliExp,
+  checkParams,
   countYes,
   cryptoSource,
+  die,
+  exactRational,
+  geometricExp,
   randomize,
+  sample,
   toFraction,
   uniformBelow,
+  uniformBigBelow,
   uuid4,
 } from "../../static/survey/rr.js";
 
 const source = readFileSync(new URL("../../static/survey/rr.js", import.meta.url), "utf8");
+const vectors = JSON.parse(
+  readFileSync(new URL("../fixtures/sampler_vectors.json", import.meta.url), "utf8"),
+);
 
 /** A random source that returns the given words in order, then fails loudly. */
 function forced(...words) {
@@ -88,6 +98,11 @@ test("every path consumes the same number of random words", () => {
 
 test("bad designs and true answers are refused clearly", () => {
   assert.throws(() => randomize("laplace", {}, 1), /unknown design laplace/);
+  assert.throws(() => sample("choice", "dice", {}, 0), /unknown design choice\/dice/);
+  assert.throws(() => sample("choice", "k_rr", { epsilon: 1, k: 3 }, 3), /true option/);
+  assert.throws(() => sample("choice", "k_rr", { epsilon: 1, k: 11 }, 0), /2 to 10 options/);
+  assert.throws(() => sample("number", "laplace", { epsilon: 1, lower: 0, upper: 5 }, 2.5), /whole number/);
+  assert.throws(() => sample("number", "direct", { lower: 0, upper: 5 }, 6), /from 0 to 5/);
   assert.throws(() => randomize("mirrored", { p: 0.75 }, 2), /true answer must be 0 or 1/);
 });
 
@@ -103,4 +118,122 @@ test("the crypto source yields 32-bit words and uuids are version 4", () => {
 
 test("countYes adds up the reports", () => {
   assert.equal(countYes("mirrored", { p: 0.5 }, 1, 3, forced(0, 0, 0)), 3);
+});
+
+test("floats are exact dyadic fractions", () => {
+  assert.deepEqual(exactRational(0.75), [3n, 4n]);
+  assert.deepEqual(exactRational(2), [2n, 1n]);
+  const [num, den] = exactRational(Math.log(3));
+  assert.equal(Number(num) / Number(den), Math.log(3));
+  assert.throws(() => exactRational(-1), RangeError);
+});
+
+test("big uniform draws reject the biased top of their bit range", () => {
+  // den = 2^32 + 1 needs 33 bits: two words, the first masked to one bit.
+  const den = 2n ** 32n + 1n;
+  assert.equal(uniformBigBelow(den, forced(1, 0)), 2n ** 32n);
+  assert.equal(uniformBigBelow(den, forced(1, 5, 0, 7)), 7n);
+});
+
+test("Bernoulli(e^-γ) follows the alternating series exactly on forced draws", () => {
+  // γ = 1/2: A1 = Bernoulli(1/2) fails at once (word 1 of a fair coin): K = 1, odd → true.
+  assert.equal(bernoulliExp(1n, 2n, forced(1)), true);
+  // A1 succeeds (0), A2 = Bernoulli(1/4) fails (3 ≥ 1): K = 2, even → false.
+  assert.equal(bernoulliExp(1n, 2n, forced(0, 3)), false);
+  assert.equal(bernoulliExp(0n, 1n, forced(0)), true);
+});
+
+test("geometric draws and the die have the exact laws on many draws", () => {
+  const next = cryptoSource();
+  const n = 100_000;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += geometricExp(1n, 2n, next); // α = e^(-1/2)
+  const alpha = Math.exp(-0.5);
+  const mean = alpha / (1 - alpha);
+  const sd = Math.sqrt(alpha) / (1 - alpha);
+  assert.ok(Math.abs(sum / n - mean) < vectors.z_limit * (sd / Math.sqrt(n)));
+  const counts = [0, 0, 0];
+  for (let i = 0; i < n; i++) counts[die([0.5, 1 / 3, 1 / 6], next)]++;
+  [0.5, 1 / 3, 1 / 6].forEach((p, j) => {
+    assert.ok(Math.abs(counts[j] - n * p) < vectors.z_limit * Math.sqrt(n * p * (1 - p)) + 1);
+  });
+  assert.throws(() => die([0.5, 0.4], next), /sum to 1/);
+});
+
+test("k-RR refuses another option when its e^-ε coin fails, then keeps the true one", () => {
+  // Proposal 2 ≠ truth 0; the e^-1 coin: A1 = Bernoulli(1) succeeds, A2 = Bernoulli(1/2)
+  // fails on a 1, K = 2 is even, so proposal 2 is refused; proposal 0 is the truth.
+  const params = { epsilon: 1, k: 3 };
+  const refused = forced(2, 0, 1, 0);
+  assert.deepEqual(sample("choice", "k_rr", params, 0, refused), { report: 0, coins: [2] });
+});
+
+function bin(report, bins) {
+  return bins.findIndex(([low, high]) => (low === null || report >= low) && (high === null || report <= high));
+}
+
+for (const c of vectors.cases) {
+  const label = `${c.kind}/${c.name} ${JSON.stringify(c.params)}`;
+  test(`${label}: ${c.draws} draws per true value match the design's law`, () => {
+    const next = cryptoSource();
+    const observed = c.truths.map((truth) => {
+      const counts = new Array(c.bins.length).fill(0);
+      for (let i = 0; i < c.draws; i++) counts[bin(sample(c.kind, c.name, c.params, truth, next).report, c.bins)]++;
+      return counts;
+    });
+    c.truths.forEach((truth, t) => {
+      let chi2 = 0;
+      c.bins.forEach((_, b) => {
+        const p = c.probabilities[t][b];
+        const expected = c.draws * p;
+        const bound = vectors.z_limit * Math.sqrt(expected * (1 - p)) + 1;
+        assert.ok(Math.abs(observed[t][b] - expected) <= bound, `${label}, truth ${truth}, bin ${b}`);
+        if (p > 0) chi2 += (observed[t][b] - expected) ** 2 / expected;
+        else assert.equal(observed[t][b], 0, `${label}: an impossible report appeared`);
+      });
+      assert.ok(chi2 <= c.chi2_limit, `${label}, truth ${truth}: chi-square ${chi2}`);
+    });
+    // The empirical ε: the largest log-ratio of report frequencies between true values,
+    // over bins every true value produces often, against the design's ε.
+    if (c.epsilon === null) {
+      const revealing = c.bins.some((_, b) => {
+        const column = observed.map((row) => row[b]);
+        return Math.min(...column) === 0 && Math.max(...column) > 0;
+      });
+      assert.ok(revealing, `${label}: ε = ∞ means some report reveals the truth`);
+      return;
+    }
+    let worst = 0;
+    let tolerance = 0;
+    const pooled = c.kind === "number" ? [poolBelow(observed, c)] : c.bins.map((_, b) => observed.map((row) => row[b]));
+    for (const column of pooled) {
+      const hi = Math.max(...column);
+      const lo = Math.min(...column);
+      if (lo < 1000) continue;
+      worst = Math.max(worst, Math.log(hi / lo));
+      tolerance = Math.max(tolerance, vectors.z_limit * Math.sqrt(1 / hi + 1 / lo));
+    }
+    assert.ok(Math.abs(worst - c.epsilon) <= tolerance, `${label}: empirical ε ${worst} vs ${c.epsilon}`);
+  });
+}
+
+/** Reports at or below the lower bound, per true value: their ratio between the lowest
+ * and the highest true value is exactly α^-(upper − lower) = e^ε. */
+function poolBelow(observed, c) {
+  const lower = c.params.lower;
+  return [observed[0], observed[observed.length - 1]].map((row) =>
+    row.reduce((acc, count, b) => acc + (c.bins[b][1] !== null && c.bins[b][1] <= lower ? count : 0), 0),
+  );
+}
+
+test("the browser checks parameters against the server's declaration", () => {
+  const byKey = Object.fromEntries(vectors.declarations.map((d) => [`${d.kind}/${d.name}`, d]));
+  for (const c of vectors.cases) {
+    assert.deepEqual(checkParams(byKey[`${c.kind}/${c.name}`], c.params), [], `${c.kind}/${c.name}`);
+  }
+  assert.match(checkParams(byKey["binary/forced_response"], { p_truth: 1.5, p_yes: 0.5 })[0], /p_truth must be ≤ 1/);
+  assert.match(checkParams(byKey["binary/forced_response"], { p_truth: "0.5", p_yes: 0.5 })[0], /finite number/);
+  assert.match(checkParams(byKey["choice/k_rr"], { epsilon: 0 })[0], /epsilon must be > 0/);
+  assert.match(checkParams(byKey["choice/forced_response"], { p_truth: 0.5, p_forced: [0.5, 0.6] })[0], /sum to 1/);
+  assert.match(checkParams(byKey["number/laplace"], { epsilon: 1, lower: 0.5, upper: 3 })[0], /whole number/);
 });

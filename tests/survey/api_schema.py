@@ -15,6 +15,12 @@ def _to_json_schema(node):
     if not isinstance(node, dict):
         return node
     node = {key: _to_json_schema(value) for key, value in node.items()}
+    for bound in ("Minimum", "Maximum"):
+        # OpenAPI 3.0's boolean ``exclusiveMinimum`` is JSON Schema's number.
+        if node.get(f"exclusive{bound}") is True:
+            node[f"exclusive{bound}"] = node.pop(bound.lower())
+        elif node.get(f"exclusive{bound}") is False:
+            del node[f"exclusive{bound}"]
     if node.pop("nullable", False):
         if "type" in node:
             node["type"] = [node["type"], "null"]

@@ -1,11 +1,22 @@
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
 
+from estimator.designs import Crosswise, make_design
 from estimator.randomized_response import ForcedResponse, Mirrored, UnrelatedQuestion
-from survey.devices import as_fraction, device_for, is_two_fair_coins, steps_for
+from survey.devices import (
+    as_fraction,
+    at_most,
+    device_for,
+    draw_for,
+    innocuous_statement,
+    is_two_fair_coins,
+    needs_javascript,
+    steps_for,
+)
 
 
 @pytest.mark.parametrize(
@@ -40,3 +51,51 @@ def test_the_steps_follow_each_design():
     assert only.if_lose == "the opposite of your true answer"
     first, second = steps_for(UnrelatedQuestion(p_truth=0.5, pi=0.25))
     assert (first.device.kind, second.device.kind, second.device.win) == ("coin", "slips", "1")
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "kind", "faces"),
+    [
+        ([1 / 3, 1 / 3, 1 / 3], "die", ("1 or 2", "3 or 4", "5 or 6")),
+        ([0.5, 0.5], "coin", ("heads", "tails")),
+        ([0.5, 0.25, 0.25], "slips", ("1 or 2", "3", "4")),
+        ([0.25, 0, 0.75], "slips", ("1", "", "2–4")),
+        ([0.001, 0.999], "number", ("1", "2–1,000")),
+    ],
+)
+def test_a_draw_picks_each_option_with_exactly_its_probability(probabilities, kind, faces):
+    draw = draw_for(probabilities, ["a", "b", "c"][: len(probabilities)])
+    assert (draw.kind, draw.faces) == (kind, faces)
+    assert [m for _, m in draw.outcomes] == [
+        m for m, p in zip("abc", probabilities, strict=False) if p
+    ]
+
+
+def test_choice_steps_come_from_the_response_matrix():
+    k_rr = make_design("choice", "k_rr", {"epsilon": math.log(3)}, k=3)
+    keep, draw = steps_for(k_rr, ["Never", "Sometimes", "Often"])
+    assert keep.device.probability == Fraction(2, 5) and keep.device.kind == "slips"
+    assert draw.kind == "die" and draw.meanings == ("“Never”", "“Sometimes”", "“Often”")
+    die = make_design("choice", "forced_response", {"p_truth": 2 / 3, "p_forced": [0.5, 0.5]}, k=2)
+    keep, draw = steps_for(die)
+    assert keep.device.kind == "die" and draw.kind == "coin"
+
+
+def test_an_irrational_keep_probability_is_rounded_down_never_weakening_privacy():
+    design = make_design("choice", "k_rr", {"epsilon": 1.0}, k=4)
+    keep, _ = steps_for(design)
+    assert keep.device.probability.denominator == 10**6
+    assert design.t - 1e-6 < float(keep.device.probability) <= design.t
+    assert at_most(0.4) == 0.4
+
+
+def test_crosswise_asks_an_innocuous_statement_and_numbers_need_javascript():
+    assert innocuous_statement(Crosswise(p=0.25)) == "My mother's birthday is in January to March."
+    assert innocuous_statement(Crosswise(p=1 / 12)) == "My mother's birthday is in January."
+    assert innocuous_statement(Crosswise(p=0.3)).endswith("draw one: it shows 1–3.")
+    assert steps_for(Crosswise(p=0.25)) == []
+    laplace = make_design("number", "laplace", {"epsilon": 1.0, "lower": 0, "upper": 20})
+    assert needs_javascript(laplace) and steps_for(laplace) == []
+    direct = make_design("number", "direct", {"lower": 0, "upper": 20})
+    assert not needs_javascript(direct) and steps_for(direct) == []
+    assert steps_for(make_design("choice", "direct", {}, k=3)) == []

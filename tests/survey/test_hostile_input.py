@@ -1,7 +1,9 @@
-"""Hostile input to the public submit endpoint: a clear error, and nothing stored.
+"""Hostile input: a clear error, and nothing stored.
 
-The named cases complete the catalogue of SPEC §3.1 in test_submit_api.py (invites,
-content types, sizes, shapes); the hypothesis tests check the validator against an oracle.
+The public submit endpoint first: the named cases complete the catalogue of SPEC §3.1 in
+test_submit_api.py (invites, content types, sizes, shapes); the hypothesis tests check
+the validator against an oracle. Then surveys too large to serve, the paper form, and
+the API's errors (JSON, whatever the status). CSV imports: test_import.py.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from survey.api_public import MAX_ANSWERS
-from survey.models import Answer, Invite, Submission, Survey, Tally
+from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_QUESTIONS
+from survey.models import Answer, Invite, Question, Submission, Survey, Tally
 
 pytestmark = pytest.mark.django_db
 
@@ -258,10 +261,261 @@ def test_the_validator_accepts_exactly_the_well_formed_submissions(
     )
     if well_formed:
         assert response.status_code == 201
+        assert survey.receipts.filter(submission_id=submission_id).exists()
         stored_values = dict(
-            Answer.objects.filter(submission_id=submission_id).values_list("question_id", "value")
+            Answer.objects.filter(submission__survey=survey).values_list("question_id", "value")
         )
         assert stored_values == {a["question"]: a["value"] for a in sent}
     else:
         assert response.status_code == 400
         assert stored() == before
+
+
+# Survey sizes: one cap everywhere a survey is created or edited --------------------------
+
+CLASSIC_JSON = {"name": "forced_response", "p_truth": 0.5, "p_yes": 0.5}
+
+
+@pytest.fixture
+def api(owner):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(owner)
+    return client
+
+
+def survey_body(n_questions: int, **fields) -> dict:
+    questions = [{"text": f"Q{i}?", "design": CLASSIC_JSON} for i in range(n_questions)]
+    return {"title": "Sizes", "questions": questions, **fields}
+
+
+def test_the_submit_limit_and_the_question_limit_are_one_number():
+    assert MAX_ANSWERS == MAX_QUESTIONS
+
+
+def test_the_api_refuses_20_000_questions_and_stores_nothing(api):
+    response = api.post("/api/surveys/", survey_body(20_000), format="json")
+    assert response.status_code == 400
+    assert f"no more than {MAX_QUESTIONS}" in str(response.json()["questions"])
+    assert not Survey.objects.exists()
+    assert not Question.objects.exists()
+
+
+def test_the_api_takes_exactly_the_limit(api):
+    response = api.post("/api/surveys/", survey_body(MAX_QUESTIONS), format="json")
+    assert response.status_code == 201
+    assert Question.objects.count() == MAX_QUESTIONS
+
+
+def test_a_patch_past_the_limit_is_400_and_changes_nothing(api, make_survey):
+    survey = make_survey(n_questions=2, status=Survey.Status.DRAFT)
+    before = list(survey.questions.values_list("id", "text"))
+    url = f"/api/surveys/{survey.id}/"
+    response = api.patch(url, survey_body(MAX_QUESTIONS + 1), format="json")
+    assert response.status_code == 400
+    assert "questions" in response.json()
+    survey.refresh_from_db()
+    assert list(survey.questions.values_list("id", "text")) == before
+    assert (survey.title, survey.design_version) == ("Exam honesty", 1)
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"description": "x" * (MAX_DESCRIPTION + 1)}, "description"),
+        ({"title": "x" * 201}, "title"),
+        ({"questions": [{"text": "x" * (MAX_QUESTION_TEXT + 1)}]}, "questions"),
+    ],
+    ids=["description", "title", "question-text"],
+)
+def test_texts_over_their_limit_are_400_naming_the_field(api, fields, named):
+    response = api.post("/api/surveys/", survey_body(1) | fields, format="json")
+    assert response.status_code == 400
+    assert named in response.json()
+    assert not Survey.objects.exists()
+
+
+def test_a_json_body_over_the_upload_limit_is_413_and_stores_nothing(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+    raw = json.dumps(survey_body(1, description="x" * 10_000))
+    response = api.generic("POST", "/api/surveys/", raw, content_type="application/json")
+    assert response.status_code == 413
+    assert "at most 10000 bytes" in response.json()["detail"]
+    assert not Survey.objects.exists()
+
+
+def full_survey(make_survey) -> Survey:
+    survey = make_survey(n_questions=0, status=Survey.Status.DRAFT)
+    Question.objects.bulk_create(
+        Question(survey=survey, position=i, text=f"Q{i}?", design_params={"p_truth": 0.5})
+        for i in range(MAX_QUESTIONS)
+    )
+    return survey
+
+
+def test_the_builder_refuses_a_question_past_the_limit(client, owner, make_survey):
+    survey = full_survey(make_survey)
+    client.force_login(owner)
+    url = reverse("survey:question_add", args=[survey.id])
+    response = client.post(url, {"new-text": "One more?", "new-preset": "classic"})
+    assert response.status_code == 400
+    assert f"at most {MAX_QUESTIONS} questions" in response.content.decode()
+    survey.refresh_from_db()
+    assert survey.questions.count() == MAX_QUESTIONS
+    assert survey.design_version == 1
+
+
+def test_the_builder_refuses_a_description_over_the_limit(client, owner, survey):
+    client.force_login(owner)
+    url = reverse("survey:builder", args=[survey.id])
+    data = {"title": "New", "description": "x" * (MAX_DESCRIPTION + 1), "mode": "research"}
+    response = client.post(url, data)
+    assert response.status_code == 400
+    survey.refresh_from_db()
+    assert (survey.title, survey.description) == ("Exam honesty", "")
+
+
+@pytest.fixture
+def many_form_fields(settings):
+    """Django's default of 1 000 fields stops a 200-question admin form (6 fields per
+    question) before the admin sees it; raise it to test the admin's own limit."""
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
+
+
+def admin_add_form(owner, n_questions: int, description: str = "") -> dict:
+    data = {
+        "title": "From the admin", "description": description, "mode": "research",
+        "status": "draft", "join_code": "ABCDEF", "owner": owner.id, "current_round": "1",
+        "min_cell_count": "10",
+        "questions-TOTAL_FORMS": str(n_questions), "questions-INITIAL_FORMS": "0",
+        "questions-MIN_NUM_FORMS": "0", "questions-MAX_NUM_FORMS": str(MAX_QUESTIONS),
+    }  # fmt: skip
+    for i in range(n_questions):
+        data |= {
+            f"questions-{i}-position": str(i), f"questions-{i}-text": f"Q{i}?",
+            f"questions-{i}-kind": "binary", f"questions-{i}-options": "[]",
+            f"questions-{i}-design_name": "forced_response",
+            f"questions-{i}-design_params": json.dumps({"p_truth": 0.5, "p_yes": 0.5}),
+        }  # fmt: skip
+    return data
+
+
+@pytest.mark.parametrize(
+    ("n_questions", "description", "error"),
+    [
+        (MAX_QUESTIONS + 1, "", f"Please submit at most {MAX_QUESTIONS} forms"),
+        (1, "x" * (MAX_DESCRIPTION + 1), f"at most {MAX_DESCRIPTION} characters"),
+    ],
+    ids=["questions", "description"],
+)
+def test_the_admin_refuses_a_survey_past_the_limits(
+    admin_client, owner, many_form_fields, n_questions, description, error
+):
+    url = "/admin/survey/survey/add/"
+    response = admin_client.post(url, admin_add_form(owner, n_questions, description))
+    assert response.status_code == 200
+    assert error in response.content.decode()
+    assert not Survey.objects.exists()
+    assert not Question.objects.exists()
+
+
+def test_the_admin_takes_exactly_the_limit(admin_client, owner, many_form_fields):
+    response = admin_client.post("/admin/survey/survey/add/", admin_add_form(owner, MAX_QUESTIONS))
+    assert response.status_code == 302
+    assert Question.objects.count() == MAX_QUESTIONS
+
+
+def test_the_public_page_looks_at_each_design_a_bounded_number_of_times(
+    client, make_survey, monkeypatch
+):
+    """Its cost grows with the number of questions, not with its square (20 000
+    questions once made it take more than 30 s)."""
+    from survey.templatetags import respondent
+
+    calls = []
+    checked = respondent.is_two_fair_coins
+    monkeypatch.setattr(respondent, "is_two_fair_coins", lambda d: calls.append(d) or checked(d))
+    survey = make_survey(n_questions=60)
+    response = client.get(survey.get_absolute_url())
+    assert response.status_code == 200
+    assert len(calls) <= 60
+
+
+# The paper (no-JavaScript) form ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("shown", ["²", "٣", "9" * 5000, "-1", "1.0", " 1", "0"], ids=repr)
+def test_a_paper_form_with_an_odd_design_version_is_sent_back_and_stores_nothing(
+    client, survey, shown
+):
+    question = survey.questions.get()
+    form = {
+        "submission_id": str(uuid.uuid4()),
+        f"reported_{question.id}": "1",
+        "design_version": shown,
+    }
+    response = client.post(reverse("survey:respond_paper", args=[survey.slug]), form)
+    assert response.status_code == 409
+    assert b"The questions were changed after you opened this page" in response.content
+    assert stored() == (0, 0, 0, 0)
+
+
+# Every error under /api/ is JSON ----------------------------------------------------------
+
+
+def assert_json_error(response, status: int) -> None:
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["detail"]
+
+
+def test_an_unknown_api_path_is_a_json_404(api):
+    assert_json_error(api.get("/api/no-such-thing/"), 404)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("post", "/api/docs/"), ("delete", "/api/surveys/{id}/export.csv"), ("put", "/api/surveys/")],
+)
+def test_a_wrong_method_under_api_is_a_json_405_with_allow(api, survey, method, path):
+    response = getattr(api, method)(path.format(id=survey.id))
+    assert_json_error(response, 405)
+    assert "GET" in response["Allow"]
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [("/api/surveys/{id}/import/", "application/xml"), ("/api/surveys/", "text/plain")],
+)
+def test_an_unsupported_body_type_under_api_is_a_json_415(api, survey, path, content_type):
+    response = api.generic("POST", path.format(id=survey.id), "<a/>", content_type=content_type)
+    assert_json_error(response, 415)
+    assert Survey.objects.count() == 1
+    assert stored() == (0, 0, 0, 0)
+
+
+def test_a_server_error_under_api_is_a_json_500(owner, survey, monkeypatch):
+    from rest_framework.test import APIClient
+
+    from survey import exports
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(exports, "responses_csv", broken)
+    client = APIClient(raise_request_exception=False)
+    client.force_authenticate(owner)
+    response = client.get(f"/api/surveys/{survey.id}/export.csv", HTTP_ACCEPT="text/csv")
+    assert_json_error(response, 500)
+    assert "a bug" not in response.content.decode()
+
+
+def test_a_bad_host_under_api_is_a_json_400(client):
+    assert_json_error(client.get("/api/surveys/", HTTP_HOST="attacker.example"), 400)
+
+
+def test_errors_outside_api_stay_html(client):
+    response = client.get("/no-such-page/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")

@@ -15,7 +15,7 @@ import pytest
 from django.db import DataError, OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
-from survey.models import STORE_SUBMISSION, Answer, Submission, Survey, Tally
+from survey.models import STORE_SUBMISSION, Answer, Receipt, Submission, Survey, Tally
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -25,7 +25,9 @@ pytestmark = [
 
 def store(survey: Survey, values: dict[int, int] | None = None) -> bool:
     values = values or {q.id: 1 for q in survey.questions.all()}
-    return Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
+    return Submission.store_if_accepting(
+        survey.id, uuid.uuid4(), values, design=1, designs=survey.question_designs()
+    )
 
 
 def stored() -> tuple[int, int, int]:
@@ -99,19 +101,22 @@ def test_the_query_log_and_execute_wrappers_see_it(make_survey):
         seen.append((sql, list(params)))
         return execute(sql, params, many, context)
 
+    designs = survey.question_designs()
     with CaptureQueriesContext(connection) as queries, connection.execute_wrapper(spy):
-        assert store(survey, values)
+        assert Submission.store_if_accepting(
+            survey.id, uuid.uuid4(), values, design=1, designs=designs
+        )
     assert [q["sql"] for q in queries.captured_queries] == [STORE_SUBMISSION.sql]
     ((sql, params),) = seen
     assert sql == STORE_SUBMISSION.sql
-    assert params[:3] == [str(survey.id), "open", str(Submission.objects.get().submission_id)]
+    assert params[:3] == [str(survey.id), "open", str(Receipt.objects.get().submission_id)]
 
 
 def test_an_error_inside_the_statement_is_a_django_error_and_stores_nothing(make_survey):
     survey = make_survey(n_questions=1)
     values = {survey.questions.get().id: 1}
     # A report too big for its column: PostgreSQL refuses the statement as a whole.
-    values[next(iter(values))] = 2**20
+    values[next(iter(values))] = 2**70
     with pytest.raises(DataError):
         Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
     assert stored() == (0, 0, 0)

@@ -1,12 +1,18 @@
-"""Rate limits per client address: 429 + Retry-After, counters only in the cache."""
+"""Rate limits per client address: 429 + Retry-After, counters only in memory (the host's
+shared store or Redis), and a limit that holds across processes."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import sqlite3
+import stat
 import uuid
+from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
+from django.test import RequestFactory
 from django.urls import reverse
 
 from config.settings import env_rate
@@ -69,11 +75,81 @@ def test_it_can_be_turned_off(client, survey, tight, settings):
     assert {submit(client, survey).status_code for _ in range(6)} == {201}
 
 
-def test_the_cache_holds_no_client_address(client, survey, tight):
+def store_bytes() -> bytes:
+    """Everything the host-wide store holds, as an attacker reading tmpfs would see it."""
+    base = Path(settings_store())
+    return b"".join(
+        Path(f"{base}{suffix}").read_bytes()
+        for suffix in ("", "-wal", "-shm")
+        if Path(f"{base}{suffix}").exists()
+    )
+
+
+def settings_store() -> str:
+    from django.conf import settings
+
+    return settings.RATELIMIT_STORE
+
+
+def stored_counters() -> list[tuple[str, int]]:
+    with sqlite3.connect(settings_store()) as connection:
+        return connection.execute("SELECT key, count FROM counter").fetchall()
+
+
+def test_the_store_holds_no_client_address_and_only_its_owner_reads_it(client, survey, tight):
     submit(client, survey)
-    keys = list(cache._cache)  # the local-memory backend's store
-    assert keys
-    assert not any(ADDRESS in key for key in keys)
+    submit(client, survey, address="2001:db8::7")
+    counters = stored_counters()
+    assert sorted(count for _, count in counters) == [1, 1]
+    data = store_bytes()
+    for address in (ADDRESS, "2001:db8::7", "2001:0db8"):
+        assert address.encode() not in data
+        assert address.encode("utf-16-le") not in data
+    assert stat.S_IMODE(os.stat(settings_store()).st_mode) == 0o600
+    assert settings_store().startswith(("/dev/shm/", "/tmp/"))
+
+
+def test_a_window_that_ended_is_purged_when_a_new_one_opens(client, survey, tight, monkeypatch):
+    submit(client, survey)
+    submit(client, survey)
+    monkeypatch.setattr(ratelimit, "clock", lambda: 60_000_130.0)  # two windows later
+    submit(client, survey)
+    assert [count for _, count in stored_counters()] == [1]
+
+
+def count_allowed(barrier, results, attempts: int) -> None:
+    """One worker process: ``attempts`` requests from one address, all at once."""
+    request = RequestFactory().post("/", REMOTE_ADDR=ADDRESS)
+    barrier.wait()
+    results.put(sum(ratelimit.retry_after("submit", request) is None for _ in range(attempts)))
+
+
+@pytest.mark.parametrize("processes", [3, 6])
+def test_the_limit_holds_across_processes(settings, processes):
+    """Without Redis, N worker processes of one host allow the limit once, not N times."""
+    settings.RATELIMIT_ENABLED = True
+    settings.RATELIMITS = {"submit": (100, 60)}
+    fork = multiprocessing.get_context("fork")
+    barrier, results = fork.Barrier(processes), fork.Queue()
+    workers = [
+        fork.Process(target=count_allowed, args=(barrier, results, 150)) for _ in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    allowed = [results.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+    assert sum(allowed) == 100, allowed
+    assert sum(count for _, count in stored_counters()) == 150 * processes
+    assert ADDRESS.encode() not in store_bytes()
+
+
+def test_an_unusable_store_lets_answers_through(client, survey, tight, settings, caplog):
+    """Fail open, as with Redis: respondents must still be able to answer."""
+    settings.RATELIMIT_STORE = "/nonexistent-directory/counters.sqlite3"
+    assert [submit(client, survey).status_code for _ in range(5)] == [201] * 5
+    assert "rate limiter unavailable" in caplog.text
 
 
 def test_behind_a_proxy_it_counts_the_address_the_proxy_saw(client, survey, tight, settings):
@@ -85,6 +161,47 @@ def test_behind_a_proxy_it_counts_the_address_the_proxy_saw(client, survey, tigh
     assert submit(client, survey, HTTP_X_FORWARDED_FOR=f"10.9.9.9, {ADDRESS}").status_code == 429
     other = "10.0.0.1, 198.51.100.1"
     assert submit(client, survey, HTTP_X_FORWARDED_FOR=other).status_code == 201
+
+
+def paper(client, survey, address=ADDRESS):
+    question = survey.questions.get()
+    data = {"submission_id": str(uuid.uuid4()), f"reported_{question.id}": "1"}
+    return client.post(f"/s/{survey.slug}/paper/", data, REMOTE_ADDR=address)
+
+
+def test_the_paper_form_counts_with_the_submissions(client, survey, tight):
+    assert [paper(client, survey).status_code for _ in range(2)] == [200, 200]
+    assert submit(client, survey).status_code == 201
+    response = paper(client, survey)
+    assert response.status_code == 429
+    assert response["Retry-After"] == "50"
+    assert b"Too many requests" in response.content
+    assert (Submission.objects.count(), Answer.objects.count()) == (3, 3)
+
+
+def test_api_token_requests_are_throttled(client, owner, tight):
+    """Two wrong passwords, then the right one: no token."""
+    url = reverse("api-token")
+    for _ in range(2):
+        response = client.post(url, {"username": "owner", "password": "guess"}, REMOTE_ADDR=ADDRESS)
+        assert response.status_code == 400
+    right = {"username": "owner", "password": "owner-password-1"}
+    response = client.post(url, right, REMOTE_ADDR=ADDRESS)
+    assert response.status_code == 429
+    assert "token" not in response.json()
+    assert client.post(url, right, REMOTE_ADDR="198.51.100.1").json()["token"]
+
+
+def test_admin_login_attempts_are_throttled(client, django_user_model, tight):
+    django_user_model.objects.create_user("boss", password="boss-password-1", is_staff=True)
+    url = "/admin/login/"
+    wrong = {"username": "boss", "password": "guess"}
+    assert [client.post(url, wrong, REMOTE_ADDR=ADDRESS).status_code for _ in range(2)] == [200] * 2
+    response = client.post(
+        url, {"username": "boss", "password": "boss-password-1"}, REMOTE_ADDR=ADDRESS
+    )
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
 
 
 def test_login_attempts_are_throttled(client, owner, tight):

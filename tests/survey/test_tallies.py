@@ -39,3 +39,36 @@ def test_compacting_leaves_the_current_hour_alone(make_survey):
     rows = Tally.objects.count()
     assert Tally.objects.all().compact(before=current_hour()) == 0
     assert Tally.objects.count() == rows
+
+
+def test_the_migration_fills_sums_and_bins_existing_number_tallies(owner):
+    """Tallies written before sums existed: reports as keys, no sums. The migration's
+    step gives them their sums and folds a number question's reports into its bins."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from survey.models import Survey
+
+    survey = Survey.objects.create(owner=owner, title="Old", status=Survey.Status.OPEN)
+    yes_no = survey.questions.create(text="Cheated?", design_params={})
+    number = survey.questions.create(
+        text="Drinks?", kind="number", design_name="laplace",
+        design_params={"epsilon": 1.0, "lower": 0, "upper": 10},
+    )  # fmt: skip
+    hour = current_hour()
+    old = [(yes_no, 1, 7), (yes_no, 0, 3), (number, -60, 2), (number, 3, 4), (number, 4, 1)]
+    Tally.objects.bulk_create(
+        Tally(question=q, hour=hour, value=v, count=n, total=0, total_sq=0) for q, v, n in old
+    )
+    import_module("survey.migrations.0011_tally_sums").fill_sums(apps, None)
+
+    sums = Tally.objects.sums()
+    assert sums[yes_no.id] == (10, 7, 7)
+    assert sums[number.id] == (7, -120 + 12 + 4, 7200 + 36 + 16)
+    design = number.design
+    expected = {design.tally_key(-60): 2}
+    for report, n in ((3, 4), (4, 1)):
+        expected[design.tally_key(report)] = expected.get(design.tally_key(report), 0) + n
+    assert Tally.objects.counts()[number.id] == expected
+    assert Tally.objects.counts()[yes_no.id] == {1: 7, 0: 3}

@@ -10,7 +10,8 @@ from survey.models import Tally, current_hour
 class Command(BaseCommand):
     help = (
         "Merge the shards of the running tallies of every finished hour, so estimates sum "
-        "fewer rows on long-running surveys. Safe to run at any time, e.g. hourly."
+        "fewer rows on long-running surveys. Safe to run at any time; seal_hours does it "
+        "too, for each hour it seals."
     )
 
     def handle(self, *args, **options):

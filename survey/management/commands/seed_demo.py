@@ -8,6 +8,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.urls import reverse
 
 from survey.models import Survey, current_hour
 
@@ -28,9 +29,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--responses", type=int, default=400)
         parser.add_argument("--seed", type=int, default=2026)
+        parser.add_argument(
+            "--base-url",
+            default="http://127.0.0.1:8000",
+            help="where the app is served, so the printed links can be opened as they are",
+        )
 
     @transaction.atomic
-    def handle(self, *args, responses: int, seed: int, **options):
+    def handle(self, *args, responses: int, seed: int, base_url: str, **options):
         User = get_user_model()
         user, created = User.objects.get_or_create(username=DEMO_USERNAME)
         if created:
@@ -39,10 +45,13 @@ class Command(BaseCommand):
         if not Survey.objects.filter(owner=user).exists():
             self.create_surveys(user, responses, np.random.default_rng(seed))
         survey = Survey.objects.filter(owner=user, mode=Survey.Mode.RESEARCH).last()
+        base_url = base_url.rstrip("/")
         self.stdout.write(
             self.style.SUCCESS(
-                f"Demo researcher: username '{DEMO_USERNAME}', password '{DEMO_PASSWORD}'\n"
-                f"Demo survey link: /s/{survey.slug}/"
+                f"Sign in at {base_url}{reverse('login')} as '{DEMO_USERNAME}', "
+                f"password '{DEMO_PASSWORD}'\n"
+                f"Demo survey link: {base_url}{reverse('survey:respond', args=[survey.slug])}\n"
+                f"Classroom: {base_url}{reverse('classroom:new')}"
             )
         )
 

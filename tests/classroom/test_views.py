@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from survey.classroom import DEFAULT_QUESTION, MAX_SIMULATED
+from classroom.views import DEFAULT_QUESTION, MAX_SIMULATED
 from survey.models import JOIN_CODE_ALPHABET, Answer, Submission, Survey, Tally, new_join_code
 
 pytestmark = pytest.mark.django_db
@@ -183,11 +183,11 @@ def test_results_stay_hidden_until_revealed(client, instructor, classroom):
         ("end", "status", "closed"),
     ],
 )
-def test_each_control_changes_the_session_and_returns_to_the_presenter(
+def test_each_control_changes_the_session_and_returns_to_the_controls(
     instructor, classroom, action, field, value
 ):
     response = instructor.post(reverse("classroom:control", args=[classroom.id, action]))
-    assert response.url == reverse("classroom:presenter", args=[classroom.id])
+    assert response.url == reverse("classroom:controls", args=[classroom.id])
     classroom.refresh_from_db()
     assert getattr(classroom, field) == value
 
@@ -206,7 +206,7 @@ def test_hide_unlock_and_reopen_undo_reveal_lock_and_end(instructor, classroom):
 def test_the_simulated_true_rate_stays_marked_across_controls(instructor, classroom):
     url = reverse("classroom:control", args=[classroom.id, "reveal"]) + "?true_rate=30"
     response = instructor.post(url)
-    assert response.url == reverse("classroom:presenter", args=[classroom.id]) + "?true_rate=30"
+    assert response.url == reverse("classroom:controls", args=[classroom.id]) + "?true_rate=30"
     page = instructor.get(response.url).content.decode()
     assert f'action="/classroom/{classroom.id}/hide/?true_rate=30"' in page
 
@@ -294,7 +294,7 @@ def test_simulated_students_converge_on_the_true_rate(instructor, classroom):
     response = instructor.post(
         reverse("classroom:simulate", args=[classroom.id]), {"n": MAX_SIMULATED, "true_rate": 30}
     )
-    assert response.url == reverse("classroom:presenter", args=[classroom.id]) + "?true_rate=30"
+    assert response.url == reverse("classroom:controls", args=[classroom.id]) + "?true_rate=30"
     assert Submission.objects.filter(simulated=True).count() == MAX_SIMULATED
     assert not Submission.objects.filter(simulated=False).exists()
     from estimator.analysis import survey_results
@@ -428,3 +428,69 @@ def test_the_explain_page_teaches_the_lecture_notes(client, classroom):
 def test_the_presenter_has_a_toggleable_explain_panel(instructor, classroom):
     page = instructor.get(reverse("classroom:presenter", args=[classroom.id])).content.decode()
     assert '<details class="explain-panel">' in page and "q = 2 · E[p] − ½" in page
+
+
+def mirrored(survey: Survey) -> Survey:
+    survey.questions.update(design_name="mirrored", design_params={"p": 0.75})
+    return survey
+
+
+def test_the_join_screen_states_the_designs_own_epsilon(instructor, classroom):
+    page = instructor.get(reverse("classroom:join_screen", args=[classroom.id])).content.decode()
+    assert "ε = 1.10" in page and "3× more likely" in page and "two coins" in page
+    mirrored(classroom).questions.update(design_params={"p": 0.9})
+    page = instructor.get(reverse("classroom:join_screen", args=[classroom.id])).content.decode()
+    assert "ε = 2.20" in page and "9× more likely" in page
+    assert "ln 3" not in page and "coins" not in page
+
+
+def test_the_mirrored_designs_results_speak_of_no_coins(instructor, client, classroom):
+    mirrored(classroom)
+    for value in (1, 0, 1):
+        submit(client, classroom, value)
+    classroom.reveal()
+    presenter = instructor.get(reverse("classroom:presenter", args=[classroom.id]))
+    live = presenter.content.decode().split('id="live"')[1].split("</section>")[0]
+    status = client.get(reverse("classroom:student_status", args=[classroom.slug])).content
+    for text in (live, status.decode()):
+        assert "randomization included" in text and "coins" not in text
+
+
+def test_the_simulated_true_rate_is_kept_with_the_session(instructor, classroom):
+    instructor.post(reverse("classroom:simulate", args=[classroom.id]), {"n": 50, "true_rate": 40})
+    classroom.reveal()
+    for url in (
+        reverse("classroom:presenter", args=[classroom.id]),
+        reverse("classroom:poll", args=[classroom.id]),
+    ):
+        assert "simulated true rate 40 %" in instructor.get(url).content.decode()
+
+
+def test_the_status_fragment_says_whether_answering_is_open(client, classroom):
+    url = reverse("classroom:student_status", args=[classroom.slug])
+    assert 'data-open="1"' in client.get(url).content.decode()
+    classroom.lock()
+    assert 'data-open="0"' in client.get(url).content.decode()
+
+
+def test_a_page_opened_while_locked_polls_the_status_to_come_back(client, classroom):
+    classroom.lock()
+    page = client.get(classroom.get_absolute_url()).content.decode()
+    assert "not accepting answers right now" in page
+    assert reverse("classroom:student_status", args=[classroom.slug]) in page
+
+
+def test_the_projector_has_no_controls_and_the_controls_page_has_them(instructor, classroom):
+    page = instructor.get(reverse("classroom:presenter", args=[classroom.id])).content.decode()
+    assert 'aria-label="Session controls"' not in page and "/reveal/" not in page
+    assert "/simulate/" not in page
+    controls = instructor.get(reverse("classroom:controls", args=[classroom.id]))
+    body = controls.content.decode()
+    for label in ("Reveal results", "Lock answering", "New round", "End session", "Simulate"):
+        assert label in body
+    assert "Use your phone as the remote" in body
+
+
+def test_the_controls_check_ownership(client, outsider, classroom):
+    client.force_login(outsider)
+    assert client.get(reverse("classroom:controls", args=[classroom.id])).status_code == 404

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from survey.classroom import DEFAULT_QUESTION, DemoForm
+from classroom.views import DEFAULT_QUESTION, DemoForm
 
 register = template.Library()
 

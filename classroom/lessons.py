@@ -1,0 +1,270 @@
+"""What each lesson shows: the maths from ``estimator.lessons`` turned into template
+contexts and server-rendered SVG charts (they work without JavaScript)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from classroom.models import DEFAULT_VOTE_OPTIONS, Action, Lesson
+from estimator import lessons as maths
+
+# Charts are drawn in a 1000 × 300 viewBox with this margin.
+W, H, PAD = 1000, 300, 50
+
+
+@dataclass(frozen=True)
+class Axis:
+    low: float
+    high: float
+    start: float
+    length: float
+    flip: bool = False
+
+    def __call__(self, value: float) -> float:
+        share = (value - self.low) / (self.high - self.low) if self.high > self.low else 0.5
+        share = min(max(share, 0.0), 1.0)
+        return round(self.start + self.length * ((1 - share) if self.flip else share), 1)
+
+
+def x_axis(low: float, high: float) -> Axis:
+    return Axis(low, high, PAD, W - 2 * PAD)
+
+
+def y_axis(low: float, high: float) -> Axis:
+    return Axis(low, high, PAD / 2, H - 1.5 * PAD, flip=True)
+
+
+def points(xs, ys, x: Axis, y: Axis) -> str:
+    """An SVG polyline's points attribute."""
+    return " ".join(f"{x(a)},{y(b)}" for a, b in zip(xs, ys, strict=True))
+
+
+def ticks(axis: Axis, values) -> list[dict]:
+    return [{"at": axis(v), "label": f"{v:g}"} for v in values]
+
+
+def private_rng(lesson: Lesson, *parts) -> np.random.Generator:
+    """Noise the class cannot recompute from the seed on the screen (it also depends on
+    the lesson's secret slug), yet stays the same on every poll of the same step."""
+    digest = hashlib.sha256(repr((lesson.slug, lesson.round, *parts)).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "big"))
+
+
+def guesses(lesson: Lesson, choices: list[str]) -> list[dict]:
+    counts = Counter(
+        lesson.current_actions().filter(kind=Action.Kind.GUESS).values_list("choice", flat=True)
+    )
+    total = sum(counts.values()) or 1
+    return [
+        {
+            "choice": c,
+            "n": counts[c],
+            "share": counts[c] / total,
+            "pct": round(100 * counts[c] / total, 1),
+        }
+        for c in choices
+    ]
+
+
+# 1. Differencing attack
+
+
+def differencing(lesson: Lesson) -> dict:
+    attack = maths.hospital(lesson.seed)
+    context = {"attack": attack, "choices": ["Has the condition", "Does not"]}
+    if lesson.step == 1:
+        rng = private_rng(lesson, "differencing", lesson.epsilon)
+        total = maths.noisy_count(attack.total, lesson.epsilon, rng)
+        younger = maths.noisy_count(attack.younger, lesson.epsilon, rng)
+        context |= {
+            "noisy_total": total,
+            "noisy_younger": younger,
+            "noisy_difference": total - younger,
+            "posterior": maths.differencing_posterior(total - younger, lesson.epsilon),
+            "odds_bound": float(np.exp(2 * lesson.epsilon)),
+            "scale": maths.laplace_scale(lesson.epsilon),
+        }
+    tally = guesses(lesson, context["choices"])
+    return context | {"guesses": tally, "n_answers": sum(g["n"] for g in tally)}
+
+
+# 2. Laplace mechanism
+
+EPSILON_GRID = np.geomspace(0.05, 4, 80)
+
+
+def laplace(lesson: Lesson) -> dict:
+    attack = maths.hospital(lesson.seed)
+    true = attack.total
+    n = len(attack.patients)
+    scale = maths.laplace_scale(lesson.epsilon)
+    answers = list(
+        lesson.actions.filter(round=lesson.round, kind=Action.Kind.QUERY).values_list(
+            "value", "epsilon"
+        )
+    )
+    spread = max(4 * scale, 4)
+    x = x_axis(true - spread, true + spread)
+    grid = np.linspace(true - spread, true + spread, 161)
+    density = maths.laplace_density(grid - true, scale)
+    y = y_axis(0, float(density.max()) * 1.1)
+    # Stack equal (rounded) answers so repeated values stay visible.
+    seen: Counter = Counter()
+    dots = []
+    for value, eps in answers:
+        slot = round(value * 2) / 2
+        seen[slot] += 1
+        dots.append({"x": x(value), "y": H - PAD - 14 * seen[slot], "epsilon": eps})
+    # Up to the 95 % error at ε = 0.25 (12 patients); smaller ε run off the top.
+    errors_y = y_axis(0, maths.laplace_error(0.25))
+    ex = Axis(float(np.log(EPSILON_GRID[0])), float(np.log(EPSILON_GRID[-1])), PAD, W - 2 * PAD)
+    log_eps = np.log(EPSILON_GRID)
+    spent = lesson.spent()
+    return {
+        "true_count": true,
+        "n_patients": n,
+        "scale": scale,
+        "error95": maths.laplace_error(lesson.epsilon),
+        "answers": answers,
+        "last_answer": answers[-1][0] if answers else None,
+        "dots": dots,
+        "density": points(grid, density, x, y),
+        "true_x": x(true),
+        "x_ticks": ticks(x, np.linspace(true - spread, true + spread, 5).round(1)),
+        "error_mean": points(log_eps, [maths.laplace_scale(e) for e in EPSILON_GRID], ex, errors_y),
+        "error_95": points(log_eps, [maths.laplace_error(e) for e in EPSILON_GRID], ex, errors_y),
+        "error_marker": {
+            "x": ex(np.log(lesson.epsilon)),
+            "y": errors_y(maths.laplace_error(lesson.epsilon)),
+        },
+        "eps_ticks": [
+            {"at": ex(np.log(e)), "label": f"{e:g}"} for e in (0.05, 0.1, 0.25, 0.5, 1, 2, 4)
+        ],
+        "error_ticks": ticks(errors_y, (0, 4, 8, 12)),
+        "budget": maths.Budget(total=lesson.budget, spent=spent),
+        "budget_share": min(spent / lesson.budget, 1.0),
+        "queries_left": int((lesson.budget - spent) / lesson.epsilon + 1e-9),
+    }
+
+
+# 3. k-anonymity and linkage
+
+
+def linkage(lesson: Lesson) -> dict:
+    data = maths.clinic(lesson.seed)
+    context = {"data": data, "choices": list(maths.CONDITIONS)}
+    if lesson.step == 2:
+        releases = []
+        for name, g in (("A", maths.RELEASE_A), ("B", maths.RELEASE_B)):
+            rows = g.release(data.people)
+            releases.append(
+                {
+                    "name": name,
+                    "rows": sorted(rows),
+                    "k": maths.k_anonymity([key for key, _ in rows]),
+                    "target_key": g.key(data.target),
+                    "candidates": sorted(set(maths.candidates(rows, data.target, g))),
+                }
+            )
+        found = maths.triangulate(data.people, data.target, maths.RELEASE_A, maths.RELEASE_B)
+        context |= {"releases": releases, "found": sorted(found)}
+    else:
+        g = lesson.generalization if lesson.step == 1 else maths.Generalization()
+        rows = g.release(data.people)
+        context |= {
+            "rows": sorted(rows),
+            "k": maths.k_anonymity([key for key, _ in rows]),
+            "suppressed": len(data.people) - len(rows),
+            "target_key": g.key(data.target),
+            "candidates": sorted(set(maths.candidates(rows, data.target, g))),
+        }
+    tally = guesses(lesson, context["choices"])
+    return context | {"guesses": tally, "n_answers": sum(g["n"] for g in tally)}
+
+
+# 5. Exponential mechanism
+
+
+def vote_options(lesson: Lesson) -> list[str]:
+    return lesson.options or DEFAULT_VOTE_OPTIONS
+
+
+def vote_counts(lesson: Lesson) -> list[int]:
+    options = vote_options(lesson)
+    counts = Counter(
+        lesson.actions.filter(round=lesson.round, kind=Action.Kind.VOTE).values_list(
+            "choice", flat=True
+        )
+    )
+    return [counts[o] for o in options]
+
+
+def pick(lesson: Lesson) -> Action:
+    """Run the exponential mechanism once on this round's votes (the instructor's button)."""
+    index = maths.exponential_select(vote_counts(lesson), lesson.epsilon, np.random.default_rng())
+    choice = vote_options(lesson)[index]
+    lesson.go(last_pick=choice)
+    return lesson.actions.create(
+        round=lesson.round,
+        step=lesson.step,
+        kind=Action.Kind.PICK,
+        choice=choice,
+        epsilon=lesson.epsilon,
+    )
+
+
+COLOURS = ("#1f5fa8", "#c0392b", "#1e8449", "#8e44ad", "#b9770e", "#2e3646")
+
+
+def exponential(lesson: Lesson) -> dict:
+    options = vote_options(lesson)
+    counts = vote_counts(lesson)
+    probabilities = maths.exponential_probabilities(counts, lesson.epsilon)
+    curves = np.array([maths.exponential_probabilities(counts, e) for e in EPSILON_GRID])
+    ex = Axis(float(np.log(EPSILON_GRID[0])), float(np.log(EPSILON_GRID[-1])), PAD, W - 2 * PAD)
+    y = y_axis(0, 1)
+    picks = list(
+        lesson.actions.filter(round=lesson.round, kind=Action.Kind.PICK).values_list(
+            "choice", flat=True
+        )
+    )
+    tally = Counter(picks)
+    rows = [
+        {
+            "option": o,
+            "votes": c,
+            "probability": p,
+            "picked": tally[o],
+            "colour": COLOURS[i % len(COLOURS)],
+            "curve": points(np.log(EPSILON_GRID), curves[:, i], ex, y),
+        }
+        for i, (o, c, p) in enumerate(zip(options, counts, probabilities, strict=True))
+    ]
+    return {
+        "options": options,
+        "rows": rows,
+        "n_votes": sum(counts),
+        "picks": picks,
+        "eps_ticks": [
+            {"at": ex(np.log(e)), "label": f"{e:g}"} for e in (0.05, 0.1, 0.25, 0.5, 1, 2, 4)
+        ],
+        "eps_marker": ex(np.log(lesson.epsilon)),
+        "y_ticks": ticks(y, (0, 0.25, 0.5, 0.75, 1)),
+        "choices": options,
+    }
+
+
+CONTEXTS = {
+    Lesson.Kind.DIFFERENCING: differencing,
+    Lesson.Kind.LAPLACE: laplace,
+    Lesson.Kind.LINKAGE: linkage,
+    Lesson.Kind.EXPONENTIAL: exponential,
+}
+
+
+def lesson_context(lesson: Lesson) -> dict:
+    return CONTEXTS[lesson.kind](lesson)

@@ -1,0 +1,238 @@
+"""Breakdowns, cross-tabs and regression over the API: the same code as the dashboard.
+
+Each endpoint reads grouped counts (:mod:`estimator.grouped`), never individual answers,
+and answers 404 to anyone without at least the viewer role on the survey.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.decorators import api_view, renderer_classes
+from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from estimator.analysis import parse_estimate_options
+from estimator.grouped import AnalysisError, breakdown, breakdowns_csv, crosstab_of, regression
+from estimator.randomized_response import CI_METHODS
+from survey.api import CSV_RESPONSE, CSVRenderer, csv_download
+from survey.models import Role
+from survey.permissions import survey_for
+
+
+class IntervalFields(serializers.Serializer):
+    estimate = serializers.FloatField(allow_null=True)
+    estimate_unbiased = serializers.FloatField(allow_null=True)
+    std_error = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+
+
+class BreakdownOptionSerializer(IntervalFields):
+    index = serializers.IntegerField()
+    text = serializers.CharField()
+    count = serializers.IntegerField()
+    raw_rate = serializers.FloatField(allow_null=True)
+
+
+class BreakdownEstimateSerializer(serializers.Serializer):
+    """An estimate entry: yes/no keys for a binary question, ``options`` for a choice one."""
+
+    n = serializers.IntegerField(required=False)
+    yes_count = serializers.IntegerField(required=False)
+    raw_yes_rate = serializers.FloatField(required=False, allow_null=True)
+    estimate = serializers.FloatField(required=False, allow_null=True)
+    estimate_unbiased = serializers.FloatField(required=False, allow_null=True)
+    std_error = serializers.FloatField(required=False, allow_null=True)
+    ci_low = serializers.FloatField(required=False, allow_null=True)
+    ci_high = serializers.FloatField(required=False, allow_null=True)
+    options = BreakdownOptionSerializer(many=True, required=False)
+    contradicts_design = serializers.BooleanField(required=False)
+
+
+class BreakdownCategorySerializer(BreakdownEstimateSerializer):
+    category = serializers.IntegerField()
+    text = serializers.CharField()
+    suppressed = serializers.BooleanField(
+        help_text="true: hidden, and then no other number is given"
+    )
+
+
+class BreakdownSerializer(serializers.Serializer):
+    survey = serializers.IntegerField()
+    question = serializers.IntegerField()
+    text = serializers.CharField()
+    kind = serializers.ChoiceField(["binary", "choice"])
+    by = serializers.IntegerField()
+    by_text = serializers.CharField()
+    min_cell_count = serializers.IntegerField(
+        help_text="k: a cell with fewer respondents is hidden, with whatever else it takes "
+        "so that no hidden cell can be recovered by differencing"
+    )
+    level = serializers.FloatField()
+    method = serializers.CharField()
+    overall = BreakdownEstimateSerializer()
+    categories = BreakdownCategorySerializer(many=True)
+
+
+class AssociationSerializer(serializers.Serializer):
+    estimate = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+    defined = serializers.BooleanField(
+        help_text="false when a margin of the table is empty; when true, null means ∞"
+    )
+
+
+class CrossTabCellSerializer(IntervalFields):
+    a = serializers.IntegerField()
+    b = serializers.IntegerField()
+    a_text = serializers.CharField()
+    b_text = serializers.CharField()
+
+
+class CrossTabSerializer(serializers.Serializer):
+    survey = serializers.IntegerField()
+    a = serializers.IntegerField()
+    b = serializers.IntegerField()
+    a_text = serializers.CharField()
+    b_text = serializers.CharField()
+    a_options = serializers.ListField(child=serializers.CharField())
+    b_options = serializers.ListField(child=serializers.CharField())
+    n = serializers.IntegerField()
+    level = serializers.FloatField()
+    cells = CrossTabCellSerializer(many=True)
+    phi = AssociationSerializer(allow_null=True, help_text="two yes/no questions only")
+    odds_ratio = AssociationSerializer(allow_null=True, help_text="two yes/no questions only")
+    design_p_value = serializers.FloatField()
+    contradicts_design = serializers.BooleanField()
+
+
+class RegressionRequestSerializer(serializers.Serializer):
+    outcome = serializers.IntegerField(help_text="a randomized yes/no question")
+    covariates = serializers.ListField(
+        child=serializers.IntegerField(), help_text="one or more directly asked questions"
+    )
+    level = serializers.FloatField(required=False, help_text="default 0.95")
+
+
+class RegressionCovariateSerializer(serializers.Serializer):
+    question = serializers.IntegerField()
+    column = serializers.CharField()
+    text = serializers.CharField()
+    kind = serializers.CharField()
+
+
+class RegressionCoefficientSerializer(serializers.Serializer):
+    term = serializers.CharField()
+    estimate = serializers.FloatField()
+    std_error = serializers.FloatField()
+    z = serializers.FloatField()
+    p_value = serializers.FloatField()
+    odds_ratio = serializers.FloatField()
+    ci_low = serializers.FloatField()
+    ci_high = serializers.FloatField()
+
+
+class RegressionSerializer(serializers.Serializer):
+    survey = serializers.IntegerField()
+    outcome = serializers.IntegerField()
+    outcome_column = serializers.CharField()
+    covariates = RegressionCovariateSerializer(many=True)
+    t = serializers.FloatField()
+    c = serializers.FloatField()
+    n = serializers.IntegerField()
+    n_patterns = serializers.IntegerField()
+    log_likelihood = serializers.FloatField()
+    level = serializers.FloatField()
+    coefficients = RegressionCoefficientSerializer(many=True)
+
+
+ERROR = {400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT}
+LEVEL = OpenApiParameter("level", OpenApiTypes.FLOAT, description="Confidence level, default 0.95")
+
+
+def _options(params) -> tuple[float, str]:
+    level, method, errors = parse_estimate_options(params)
+    if errors:
+        raise ValidationError({"detail": errors})
+    return level, method
+
+
+def _answer(analysis, *args) -> Response:
+    try:
+        return Response(analysis(*args))
+    except AnalysisError as error:
+        raise ValidationError({error.field: [error.message]}) from None
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("question", OpenApiTypes.INT, required=True),
+        OpenApiParameter("by", OpenApiTypes.INT, required=True),
+        LEVEL,
+        OpenApiParameter("method", str, enum=list(CI_METHODS)),
+    ],
+    responses={200: BreakdownSerializer, **ERROR},
+)
+@api_view(["GET"])
+def breakdown_endpoint(request: Request, survey_id: int) -> Response:
+    """A randomized question's estimate per category of a directly asked one.
+
+    Cells with fewer than the survey's ``min_cell_count`` respondents are hidden, and so
+    are further cells until no hidden cell can be recovered from the overall figure
+    minus the shown ones; a hidden cell carries no numbers.
+    """
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    level, method = _options(request.query_params)
+    params = request.query_params
+    return _answer(breakdown, survey, params.get("question"), params.get("by"), level, method)
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("a", OpenApiTypes.INT, required=True),
+        OpenApiParameter("b", OpenApiTypes.INT, required=True),
+        LEVEL,
+    ],
+    responses={200: CrossTabSerializer, **ERROR},
+)
+@api_view(["GET"])
+def crosstab_endpoint(request: Request, survey_id: int) -> Response:
+    """Joint prevalences of two randomized questions, with phi and the odds ratio when
+    both are yes/no; ``contradicts_design`` when no true table explains the reports."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    level, _ = _options(request.query_params)
+    return _answer(
+        crosstab_of, survey, request.query_params.get("a"), request.query_params.get("b"), level
+    )
+
+
+@extend_schema(request=RegressionRequestSerializer, responses={200: RegressionSerializer, **ERROR})
+@api_view(["POST"])
+def regression_endpoint(request: Request, survey_id: int) -> Response:
+    """Logistic regression of a randomized yes/no question on directly asked covariates,
+    by maximum likelihood from grouped counts (the model of R's ``rr::rrreg``)."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    body = request.data
+    if not isinstance(body, dict):
+        raise ValidationError({"detail": ["send a JSON object with outcome and covariates"]})
+    level, _ = _options({"level": str(body["level"])} if "level" in body else {})
+    return _answer(regression, survey, body.get("outcome"), body.get("covariates"), level)
+
+
+@extend_schema(
+    parameters=[LEVEL, OpenApiParameter("method", str, enum=list(CI_METHODS))],
+    responses={**CSV_RESPONSE, 400: OpenApiTypes.OBJECT},
+)
+@api_view(["GET"])
+@renderer_classes([JSONRenderer, CSVRenderer])
+def breakdowns_csv_endpoint(request: Request, survey_id: int):
+    """Every breakdown (each randomized yes/no or choice question by each directly
+    asked yes/no or choice question) as CSV, with the cells hidden as in the API."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    level, method = _options(request.query_params)
+    return csv_download(breakdowns_csv(survey, level, method), f"survey-{survey.id}-breakdowns.csv")

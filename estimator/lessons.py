@@ -1,0 +1,395 @@
+"""The maths behind the classroom lessons: differencing attacks, the Laplace mechanism and
+its budget, k-anonymity and linkage, the exponential mechanism.
+
+Pure numpy/scipy (no Django): the classroom pages only display what these functions
+return. Every table is synthetic and generated from a seed that the projector shows, so
+a lecture can be replayed exactly and nothing real is ever at stake.
+
+References
+----------
+.. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy",
+   Foundations and Trends in Theoretical Computer Science 9 (2014): the Laplace
+   mechanism (Thm 3.6), basic composition (Thm 3.14), post-processing (Prop 2.1) and the
+   exponential mechanism (Thm 3.10, and the remark on monotone utilities).
+.. [2] L. Sweeney, "k-anonymity: a model for protecting privacy", International Journal
+   of Uncertainty, Fuzziness and Knowledge-Based Systems 10 (2002).
+.. [3] S. R. Ganta, S. P. Kasiviswanathan and A. Smith, "Composition attacks and
+   auxiliary information in data privacy", KDD 2008 (two k-anonymous releases combined).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+FIRST_NAMES = [
+    "Ada",
+    "Bela",
+    "Cyrus",
+    "Dana",
+    "Emil",
+    "Fatou",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kaia",
+    "Luca",
+    "Mira",
+    "Nils",
+    "Omar",
+    "Petra",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tess",
+    "Uma",
+    "Viktor",
+    "Wren",
+    "Xena",
+    "Yusuf",
+    "Zoe",
+    "Aiko",
+    "Bruno",
+    "Chloe",
+    "Dario",
+]
+SURNAMES = [
+    "Novak",
+    "Berg",
+    "Costa",
+    "Duval",
+    "Eriksen",
+    "Fischer",
+    "Garcia",
+    "Holm",
+    "Ivanova",
+    "Jensen",
+    "Kowalski",
+]
+CONDITIONS = ("asthma", "diabetes", "migraine", "flu", "fracture")
+
+
+def _check_epsilon(epsilon: float) -> float:
+    epsilon = float(epsilon)
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"ε must be a positive number, got {epsilon!r}")
+    return epsilon
+
+
+def _names(rng: np.random.Generator, n: int) -> list[str]:
+    """n distinct synthetic names (first name + surname)."""
+    pairs = [(f, s) for f in FIRST_NAMES for s in SURNAMES]
+    picks = rng.choice(len(pairs), size=n, replace=False)
+    return [f"{pairs[i][0]} {pairs[i][1]}" for i in picks]
+
+
+# The Laplace mechanism
+
+
+def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
+    """The noise scale b = Δf/ε that makes f(x) + Lap(b) ε-differentially private [1]_.
+
+    >>> laplace_scale(0.5)
+    2.0
+    """
+    if not sensitivity > 0:
+        raise ValueError(f"the sensitivity must be positive, got {sensitivity!r}")
+    return sensitivity / _check_epsilon(epsilon)
+
+
+def laplace_density(x, scale: float):
+    """Lap(0, b) density 1/(2b) · exp(−|x|/b)."""
+    return np.exp(-np.abs(np.asarray(x, dtype=float)) / scale) / (2 * scale)
+
+
+def laplace_error(epsilon: float, level: float = 0.95, sensitivity: float = 1.0) -> float:
+    """The error t that the noise stays within with probability ``level``:
+    P(|Lap(b)| > t) = exp(−t/b), so t = b · ln(1/(1 − level)). The mean error is b itself.
+
+    >>> round(laplace_error(1.0), 3)
+    2.996
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"the level must be between 0 and 1, got {level!r}")
+    return laplace_scale(epsilon, sensitivity) * math.log(1 / (1 - level))
+
+
+def noisy_count(true_count: int, epsilon: float, rng: np.random.Generator) -> float:
+    """A counting query (sensitivity 1: one person changes a count by at most 1) answered
+    with Laplace noise of scale 1/ε."""
+    return float(true_count + rng.laplace(0.0, laplace_scale(epsilon)))
+
+
+def post_process(noisy: float, n: int) -> int:
+    """Round and clamp a noisy count to a possible count 0…n. Free: anything computed from
+    an ε-private answer alone is still ε-private [1]_."""
+    return int(min(max(round(noisy), 0), n))
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A privacy budget under basic composition: k answers at ε each cost k·ε [1]_."""
+
+    total: float
+    spent: float = 0.0
+
+    def __post_init__(self):
+        _check_epsilon(self.total)
+
+    @property
+    def remaining(self) -> float:
+        return max(self.total - self.spent, 0.0)
+
+    def allows(self, epsilon: float) -> bool:
+        return _check_epsilon(epsilon) <= self.remaining + 1e-12
+
+    def spend(self, epsilon: float) -> Budget:
+        if not self.allows(epsilon):
+            raise ValueError(
+                f"the budget is spent: ε = {epsilon:g} asked, "
+                f"{self.remaining:g} left of {self.total:g}"
+            )
+        return replace(self, spent=self.spent + epsilon)
+
+
+# The differencing attack
+
+
+@dataclass(frozen=True)
+class Patient:
+    name: str
+    birth_year: int
+    condition: bool
+
+
+@dataclass(frozen=True)
+class DifferencingAttack:
+    """Two innocent counts whose difference is one person's condition.
+
+    ``total`` counts the patients with the condition; ``younger`` counts those born in
+    ``cutoff`` or later. Exactly one patient (``target``) is born before ``cutoff``, so
+    total − younger is the target's condition (1 or 0).
+    """
+
+    patients: tuple[Patient, ...]
+    target: Patient
+    cutoff: int
+
+    @property
+    def total(self) -> int:
+        return sum(p.condition for p in self.patients)
+
+    @property
+    def younger(self) -> int:
+        return sum(p.condition for p in self.patients if p.birth_year >= self.cutoff)
+
+    @property
+    def recovered(self) -> int:
+        return self.total - self.younger
+
+
+def hospital(seed: int, n: int = 24, rate: float = 0.3) -> DifferencingAttack:
+    """A synthetic hospital ward: n patients, about ``rate`` with the condition, exactly
+    one born before all others (the differencing attack's target).
+
+    >>> attack = hospital(7)
+    >>> attack.recovered == int(attack.target.condition)
+    True
+    """
+    if n < 2:
+        raise ValueError("the ward needs at least 2 patients")
+    rng = np.random.default_rng(seed)
+    names = _names(rng, n)
+    years = rng.integers(1962, 2006, size=n)
+    years[0] = int(years[1:].min()) - int(rng.integers(3, 12))
+    conditions = rng.random(n) < rate
+    patients = tuple(
+        Patient(name, int(year), bool(c))
+        for name, year, c in zip(names, years, conditions, strict=True)
+    )
+    order = rng.permutation(n)
+    shuffled = tuple(patients[i] for i in order)
+    return DifferencingAttack(shuffled, patients[0], int(years[0]) + 1)
+
+
+def difference_density(z, scale: float):
+    """Density of the difference of two independent Lap(b) noises:
+    (1/4b)(1 + |z|/b) e^{−|z|/b}."""
+    z = np.abs(np.asarray(z, dtype=float)) / scale
+    return (1 + z) * np.exp(-z) / (4 * scale)
+
+
+def differencing_posterior(difference: float, epsilon: float, prior: float = 0.5) -> float:
+    """The attacker's belief that the target has the condition after seeing the noisy
+    difference of the two counts, each answered with Lap(1/ε). The two answers cost 2ε
+    together (composition), so the odds move by at most e^{2ε}.
+
+    >>> round(differencing_posterior(1.0, 0.5), 3)
+    0.524
+    """
+    scale = laplace_scale(epsilon)
+    if not 0 <= prior <= 1:
+        raise ValueError(f"the prior must be between 0 and 1, got {prior!r}")
+    has = prior * difference_density(difference - 1, scale)
+    hasnt = (1 - prior) * difference_density(difference, scale)
+    return float(has / (has + hasnt))
+
+
+# k-anonymity and linkage
+
+QUASI_IDENTIFIERS = ("postcode", "birth_year", "sex")
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str
+    postcode: str
+    birth_year: int
+    sex: str
+    diagnosis: str
+
+
+@dataclass(frozen=True)
+class Generalization:
+    """How a release coarsens the quasi-identifiers: keep the first ``postcode_digits``
+    digits (the rest become *), put birth years in bins of ``year_width`` years (0 hides
+    them), and keep or hide sex. Rows in groups smaller than ``suppress_below`` are left out."""
+
+    postcode_digits: int = 4
+    year_width: int = 1
+    keep_sex: bool = True
+    suppress_below: int = 1
+
+    def __post_init__(self):
+        if not 0 <= self.postcode_digits <= 4:
+            raise ValueError("postcode_digits must be between 0 and 4")
+        if self.year_width < 0:
+            raise ValueError("year_width must be 0 (hidden) or more")
+
+    def key(self, person: Person) -> tuple[str, str, str]:
+        """The generalized quasi-identifiers of one person (what a release shows)."""
+        postcode = person.postcode[: self.postcode_digits] + "*" * (4 - self.postcode_digits)
+        if self.year_width == 0:
+            years = "*"
+        elif self.year_width == 1:
+            years = str(person.birth_year)
+        else:
+            start = person.birth_year - person.birth_year % self.year_width
+            years = f"{start}–{start + self.year_width - 1}"
+        return (postcode, years, person.sex if self.keep_sex else "*")
+
+    def release(self, people: Sequence[Person]) -> list[tuple[tuple[str, str, str], str]]:
+        """The released rows: generalized quasi-identifiers and the diagnosis, without
+        the rows of groups smaller than ``suppress_below``."""
+        sizes = Counter(self.key(p) for p in people)
+        return [
+            (self.key(p), p.diagnosis) for p in people if sizes[self.key(p)] >= self.suppress_below
+        ]
+
+
+def k_anonymity(keys: Sequence[tuple]) -> int:
+    """The k of a release: the size of its smallest group of identical quasi-identifiers
+    (every row hides among at least k − 1 others) [2]_; 0 for an empty release.
+
+    >>> k_anonymity([("20**", "1980s"), ("20**", "1980s"), ("31**", "1990s")])
+    1
+    """
+    sizes = Counter(keys)
+    return min(sizes.values()) if sizes else 0
+
+
+def candidates(release, person: Person, generalization: Generalization) -> list[str]:
+    """The diagnoses a release leaves possible for someone whose quasi-identifiers an
+    attacker knows from a public list (the linkage attack)."""
+    key = generalization.key(person)
+    return [diagnosis for row_key, diagnosis in release if row_key == key]
+
+
+def triangulate(
+    people: Sequence[Person], person: Person, first: Generalization, second: Generalization
+) -> set[str]:
+    """The diagnoses both releases leave possible for ``person``: each alone hides them
+    among ≥ k rows, but the intersection can be a single value [3]_."""
+    a = set(candidates(first.release(people), person, first))
+    b = set(candidates(second.release(people), person, second))
+    return a & b
+
+
+# Two releases of the same ward, each k-anonymous on its own (the lesson's triangulation).
+RELEASE_A = Generalization(postcode_digits=4, year_width=0, keep_sex=True, suppress_below=2)
+RELEASE_B = Generalization(postcode_digits=0, year_width=10, keep_sex=True, suppress_below=2)
+
+
+@dataclass(frozen=True)
+class LinkageData:
+    """An "anonymized" clinic table, the public list that shares its quasi-identifiers,
+    and the person two k-anonymous releases give away."""
+
+    people: tuple[Person, ...]
+    target: Person
+
+    def public_list(self) -> list[tuple[str, str, int, str]]:
+        """Name and quasi-identifiers (a voter roll): what anyone can look up."""
+        return sorted((p.name, p.postcode, p.birth_year, p.sex) for p in self.people)
+
+
+def clinic(seed: int, n: int = 16) -> LinkageData:
+    """A synthetic clinic of n people in a few postcodes, where two 2-anonymous releases
+    (``RELEASE_A``, ``RELEASE_B``) together single out one person's diagnosis. The seed
+    decides everything; draws that would not show the attack are skipped, reproducibly.
+    """
+    if n < 6:
+        raise ValueError("the clinic needs at least 6 people")
+    rng = np.random.default_rng(seed)
+    postcodes = [f"{rng.integers(10, 99)}{rng.integers(10, 99)}" for _ in range(3)]
+    while True:
+        people = tuple(
+            Person(
+                name,
+                postcodes[int(rng.integers(len(postcodes)))],
+                int(rng.integers(1955, 2004)),
+                str(rng.choice(["F", "M"])),
+                str(rng.choice(CONDITIONS)),
+            )
+            for name in _names(rng, n)
+        )
+        for person in people:
+            in_a = candidates(RELEASE_A.release(people), person, RELEASE_A)
+            in_b = candidates(RELEASE_B.release(people), person, RELEASE_B)
+            if len(set(in_a)) > 1 and len(set(in_b)) > 1:
+                found = triangulate(people, person, RELEASE_A, RELEASE_B)
+                if found == {person.diagnosis}:
+                    return LinkageData(people, person)
+
+
+# The exponential mechanism
+
+
+def exponential_probabilities(scores, epsilon: float, sensitivity: float = 1.0) -> np.ndarray:
+    """Selection probabilities ∝ exp(ε · score / Δ) [1]_.
+
+    With vote counts as scores, one voter joining or leaving changes one count by 1 and
+    never lowers another (a monotone score), which is why ε·score/Δ (without the factor ½
+    of the general mechanism) is already ε-differentially private.
+
+    >>> exponential_probabilities([3, 1], math.log(2)).round(3).tolist()
+    [0.8, 0.2]
+    """
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 1 or scores.size == 0:
+        raise ValueError("give one score per option")
+    if not sensitivity > 0:
+        raise ValueError(f"the sensitivity must be positive, got {sensitivity!r}")
+    weights = np.exp(_check_epsilon(epsilon) * (scores - scores.max()) / sensitivity)
+    return weights / weights.sum()
+
+
+def exponential_select(scores, epsilon: float, rng: np.random.Generator) -> int:
+    """The index of the option the mechanism picks."""
+    probabilities = exponential_probabilities(scores, epsilon)
+    return int(rng.choice(len(probabilities), p=probabilities))

@@ -1,0 +1,226 @@
+"""A lecture's lessons in real browsers: the instructor's remote, the projector and
+several student phones, with lock, unlock, reveal and next step reaching every phone."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from classroom.models import Action, Lesson
+from estimator import lessons as maths
+from tests.browser.conftest import PHONE
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PROJECTOR = {"width": 1280, "height": 720}
+STUDENTS = 4
+FOLLOW = 8_000  # ms: a few poll intervals (phones poll every 3 s, the projector every 2 s)
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.fixture
+def shoot(screenshot):
+    """Screenshots for the README under docs/ when DOCS_SCREENSHOTS is set."""
+
+    def take(page, name: str) -> None:
+        path = screenshot(page, name)
+        if os.environ.get("DOCS_SCREENSHOTS"):
+            shutil.copy(path, DOCS / f"{name}.png")
+
+    return take
+
+
+def start_lesson(page, live_server, label: str) -> tuple[Lesson, str]:
+    """Log in, start the lesson from the classroom page; returns it and its remote URL."""
+    page.goto(live_server.url + "/classroom/new/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill("owner-password-1")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("button", name=f"Start: {label}").click()
+    expect(page.get_by_role("link", name="Open the projector view")).to_be_visible()
+    return Lesson.objects.get(), page.url
+
+
+def open_projector(context, live_server, lesson):
+    projector = context.new_page()
+    projector.set_viewport_size(PROJECTOR)
+    projector.goto(f"{live_server.url}/classroom/lessons/{lesson.id}/")
+    return projector
+
+
+def open_phones(browser, live_server, lesson, n=STUDENTS):
+    phones = []
+    for _ in range(n):
+        phone = browser.new_context(viewport=PHONE).new_page()
+        phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+        phones.append(phone)
+    return phones
+
+
+def close(phones):
+    for phone in phones:
+        phone.context.close()
+
+
+def press(remote, name: str) -> None:
+    remote.get_by_role("button", name=name).click()
+    remote.wait_for_load_state()
+
+
+def test_differencing_lock_unlock_reveal_and_next_reach_every_phone(
+    live_server, browser, page, owner, shoot
+):
+    errors = []
+    lesson, _ = start_lesson(page, live_server, "Differencing attack")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = open_phones(browser, live_server, lesson)
+    for phone in phones:
+        phone.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    attack = maths.hospital(lesson.seed)
+    expect(projector.locator("[data-answer-total]")).to_have_text(str(attack.total))
+    assert projector.locator("form, button").count() == 0  # no controls on the projector
+
+    # The first phone answers; the others are locked out, then follow the unlock.
+    phones[0].get_by_role("button", name="Has the condition").click()
+    expect(phones[0].locator("[data-sent]")).to_be_visible()
+    press(page, "Lock answering")
+    for phone in phones[1:]:
+        expect(phone.locator("[data-locked]")).to_be_visible(timeout=FOLLOW)
+        expect(phone.get_by_role("button", name="Does not")).to_be_disabled()
+    press(page, "Unlock answering")
+    for phone in phones[1:]:
+        expect(phone.get_by_role("button", name="Does not")).to_be_enabled(timeout=FOLLOW)
+        phone.get_by_role("button", name="Does not").click()
+        expect(phone.locator("[data-sent]")).to_be_visible()
+    expect(projector.locator("[data-answers-count]")).to_contain_text(str(STUDENTS), timeout=FOLLOW)
+    shoot(phones[1], "lesson-differencing-phone")
+
+    press(page, "Reveal")
+    expect(projector.locator("[data-reveal]")).to_contain_text(
+        f"{attack.total} − {attack.younger} = {attack.recovered}", timeout=FOLLOW
+    )
+    expect(projector.locator("[data-tally]")).to_be_visible()
+    for phone in phones:
+        expect(phone.locator("[data-revealed]")).to_be_visible(timeout=FOLLOW)
+    shoot(projector, "lesson-differencing-projector")
+
+    press(page, "Next step →")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "The same counts with Laplace noise", timeout=FOLLOW
+        )
+    press(page, "Reveal")
+    expect(projector.locator("[data-posterior]")).to_be_visible(timeout=FOLLOW)
+    shoot(projector, "lesson-differencing-noisy-projector")
+    assert Action.objects.filter(step=0).count() == STUDENTS
+    assert errors == []
+    close(phones)
+
+
+def test_a_phone_that_sends_while_locked_is_told_and_nothing_is_stored(live_server, browser, owner):
+    lesson = Lesson.objects.create(owner=owner, kind=Lesson.Kind.EXPONENTIAL)
+    (phone,) = open_phones(browser, live_server, lesson, 1)
+    lesson.go(is_locked=True)  # locked after the page loaded, before its next poll
+    phone.get_by_role("button", name="Cryptography").click()
+    expect(phone.locator("[data-error]")).to_have_text(re.compile("locked.*nothing was sent"))
+    expect(phone.locator("[data-sent]")).to_have_count(0)
+    assert not Action.objects.exists()
+    lesson.go(is_locked=False)
+    expect(phone.get_by_role("button", name="Cryptography")).to_be_enabled(timeout=FOLLOW)
+    phone.get_by_role("button", name="Cryptography").click()
+    expect(phone.locator("[data-sent]")).to_be_visible()
+    assert Action.objects.count() == 1
+    close([phone])
+
+
+def test_laplace_answers_scatter_and_drain_the_budget(live_server, browser, page, owner, shoot):
+    lesson, _ = start_lesson(page, live_server, "The Laplace mechanism")
+    page.get_by_label(re.compile("^Privacy parameter ε")).fill("3")  # the slider's notch for 0.5
+    expect(page.locator("[data-epsilon]")).to_have_text("0.5")  # set on release, no button
+    page.get_by_label(re.compile("^Privacy parameter ε")).fill("4")
+    expect(page.locator("[data-epsilon]")).to_have_text("1")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = open_phones(browser, live_server, lesson)
+    for phone in phones:
+        phone.get_by_role("button", name="Ask the database").click()
+        expect(phone.locator("[data-my-answer]")).to_contain_text("The database answered")
+    shoot(phones[0], "lesson-laplace-phone")
+    expect(projector.locator("[data-answer-dot]")).to_have_count(STUDENTS, timeout=FOLLOW)
+    expect(projector.locator("[data-budget]")).to_contain_text(f"Spent ε = {STUDENTS}.00")
+    # The budget (ε = 5) allows one more answer at ε = 1, then the database refuses.
+    phones[0].get_by_role("button", name="Ask the database").click()
+    phones[1].get_by_role("button", name="Ask the database").click()
+    expect(phones[1].locator("[data-error]")).to_contain_text("spent its budget")
+    press(page, "Reveal")
+    press(page, "Next step →")
+    press(page, "Next step →")
+    expect(projector.get_by_text("Post-processing is free")).to_be_visible(timeout=FOLLOW)
+    expect(projector.locator("[data-true-count]")).to_have_count(0)  # a new step starts hidden
+    press(page, "Reveal")
+    expect(projector.locator("[data-true-count]")).to_have_text(
+        str(maths.hospital(lesson.seed).total), timeout=FOLLOW
+    )
+    shoot(projector, "lesson-laplace-projector")
+    close(phones)
+
+
+def test_linkage_generalize_until_k_anonymous_then_triangulate(
+    live_server, browser, page, owner, shoot
+):
+    lesson, _ = start_lesson(page, live_server, "k-anonymity and linkage")
+    projector = open_projector(page.context, live_server, lesson)
+    data = maths.clinic(lesson.seed)
+    phones = open_phones(browser, live_server, lesson, 2)
+    expect(projector.locator("[data-k]")).to_have_text("k = 1")
+    phones[0].get_by_role("button", name=data.target.diagnosis).click()
+    shoot(phones[1], "lesson-linkage-phone")
+    press(page, "Next step →")
+    page.get_by_label("Postcode digits kept").fill("2")
+    page.get_by_label("Birth year").select_option("10")
+    page.get_by_label("Keep sex").uncheck()
+    page.get_by_label("Suppress groups smaller than").fill("2")
+    page.get_by_role("button", name=re.compile("^Apply")).click()
+    lesson.refresh_from_db()
+    k = maths.k_anonymity([key for key, _ in lesson.generalization.release(data.people)])
+    assert k >= 2
+    expect(projector.locator("[data-k]")).to_have_text(f"k = {k}", timeout=FOLLOW)
+    press(page, "Next step →")
+    press(page, "Reveal")
+    expect(projector.locator("[data-found]")).to_have_text(data.target.diagnosis, timeout=FOLLOW)
+    expect(projector.locator("[data-release]")).to_have_count(2)
+    shoot(projector, "lesson-linkage-projector")
+    close(phones)
+
+
+def test_exponential_vote_then_pick_privately_and_rerun(live_server, browser, page, owner, shoot):
+    lesson, remote_url = start_lesson(page, live_server, "The exponential mechanism")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = open_phones(browser, live_server, lesson)
+    # The instructor's phone, not logged in, steers the lesson by the remote's private link.
+    remote = browser.new_context(viewport=PHONE).new_page()
+    remote.goto(remote_url)
+    for phone, choice in zip(phones, ["Cryptography"] * 3 + ["Synthetic data"], strict=True):
+        phone.get_by_role("button", name=choice).click()
+        expect(phone.locator("[data-sent]")).to_be_visible()
+    shoot(phones[0], "lesson-exponential-phone")
+    expect(projector.locator("[data-votes]")).to_have_text(str(STUDENTS), timeout=FOLLOW)
+    press(remote, "Next step →")
+    for _ in range(3):
+        remote.get_by_role("button", name=re.compile("^Pick privately")).click()
+    press(remote, "Reveal")
+    shoot(remote, "lesson-remote-phone")
+    expect(projector.locator("[data-probability]").first).to_have_text(
+        f"{round(maths.exponential_probabilities([3, 0, 0, 1], 1.0)[0] * 100)} %", timeout=FOLLOW
+    )
+    assert Action.objects.filter(kind="pick").count() == 3
+    lesson.refresh_from_db()
+    expect(projector.locator("[data-last-pick]")).to_have_text(lesson.last_pick)
+    for phone in phones:
+        expect(phone.locator("[data-last-pick]")).to_have_text(lesson.last_pick, timeout=FOLLOW)
+    shoot(projector, "lesson-exponential-projector")
+    close([*phones, remote])

@@ -1,0 +1,316 @@
+"""The lessons' pages: who may see and steer them, what students can send, and that the
+polled fragments stay cheap (304) until something changes."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from classroom.models import Action, Lesson
+from estimator import lessons as maths
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def instructor(client, owner):
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def make_lesson(owner):
+    def make(kind=Lesson.Kind.DIFFERENCING, **fields) -> Lesson:
+        return Lesson.objects.create(owner=owner, kind=kind, seed=7, **fields)
+
+    return make
+
+
+def remote_post(client, lesson, action, data=None):
+    return client.post(reverse("classroom:remote_action", args=[lesson.remote_token, action]), data)
+
+
+def send(client, lesson, choice="query"):
+    return client.post(lesson.get_absolute_url(), {"choice": choice})
+
+
+def live(client, lesson, **headers):
+    return client.get(reverse("classroom:lesson_student_live", args=[lesson.slug]), headers=headers)
+
+
+@pytest.mark.parametrize("kind", Lesson.Kind.values)
+def test_starting_a_lesson_lands_on_its_remote(instructor, owner, kind):
+    response = instructor.post(reverse("classroom:lesson_start", args=[kind]))
+    lesson = Lesson.objects.get()
+    assert (lesson.owner, lesson.kind) == (owner, kind)
+    assert response.url == reverse("classroom:remote", args=[lesson.remote_token])
+    page = instructor.get(response.url).content.decode()
+    assert lesson.join_code in page and "Open the projector view" in page
+
+
+def test_an_unknown_lesson_kind_is_a_404_and_creates_nothing(instructor):
+    assert instructor.post("/classroom/lessons/start/astrology/").status_code == 404
+    assert not Lesson.objects.exists()
+
+
+def test_starting_needs_a_login(client):
+    response = client.post(reverse("classroom:lesson_start", args=["laplace"]))
+    assert response.status_code == 302 and "login" in response.url
+    assert not Lesson.objects.exists()
+
+
+def test_it_checks_ownership(client, outsider, make_lesson):
+    lesson = make_lesson()
+    client.force_login(outsider)
+    for name in ("lesson_projector", "lesson_projector_live", "lesson_control"):
+        assert client.get(reverse(f"classroom:{name}", args=[lesson.id])).status_code == 404
+
+
+def test_the_owner_sees_the_projector_without_controls(instructor, make_lesson):
+    lesson = make_lesson()
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert str(lesson.seed) in page and lesson.join_code in page
+    assert "<form" not in page and lesson.remote_token not in page
+
+
+def test_the_control_link_redirects_the_owner_to_the_remote(instructor, make_lesson):
+    lesson = make_lesson()
+    response = instructor.get(reverse("classroom:lesson_control", args=[lesson.id]))
+    assert response.url == reverse("classroom:remote", args=[lesson.remote_token])
+
+
+def test_a_wrong_remote_token_is_a_404(client, make_lesson):
+    make_lesson()
+    assert client.get(reverse("classroom:remote", args=["nope"])).status_code == 404
+    assert client.post(reverse("classroom:remote_action", args=["nope", "lock"])).status_code == 404
+
+
+def test_the_remote_works_without_a_login(client, make_lesson):
+    lesson = make_lesson()
+    assert client.get(reverse("classroom:remote", args=[lesson.remote_token])).status_code == 200
+    for action, field, value in [
+        ("lock", "is_locked", True),
+        ("unlock", "is_locked", False),
+        ("reveal", "revealed", True),
+        ("next", "step", 1),
+        ("next", "step", 1),  # the last step stays the last
+        ("previous", "step", 0),
+    ]:
+        assert remote_post(client, lesson, action).status_code == 302
+        lesson.refresh_from_db()
+        assert getattr(lesson, field) == value, action
+
+
+def test_a_new_round_starts_over_and_new_data_changes_the_seed(client, make_lesson):
+    lesson = make_lesson(step=1, revealed=True, is_locked=True)
+    remote_post(client, lesson, "new-round")
+    lesson.refresh_from_db()
+    assert (lesson.round, lesson.step, lesson.revealed, lesson.is_locked) == (2, 0, False, False)
+    remote_post(client, lesson, "new-data")
+    lesson.refresh_from_db()
+    assert (lesson.seed, lesson.round) == (8, 3)
+
+
+def test_an_unknown_remote_action_is_a_404(client, make_lesson):
+    lesson = make_lesson()
+    assert remote_post(client, lesson, "explode").status_code == 404
+
+
+def test_epsilon_is_set_by_the_sliders_notches_and_a_bad_one_changes_nothing(client, make_lesson):
+    lesson = make_lesson()
+    page = client.get(reverse("classroom:remote", args=[lesson.remote_token])).content.decode()
+    assert 'type="range"' in page and 'value="4"' in page  # ε = 1 is the fifth notch
+    remote_post(client, lesson, "epsilon", {"notch": "2"})
+    lesson.refresh_from_db()
+    assert lesson.epsilon == 0.25
+    response = remote_post(client, lesson, "epsilon", {"notch": "7"})
+    assert response.status_code == 400 and "less than or equal to 6" in response.content.decode()
+    lesson.refresh_from_db()
+    assert lesson.epsilon == 0.25
+
+
+def test_generalizing_the_table_raises_k(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LINKAGE, step=1)
+    form = {"postcode_digits": 2, "year_width": 10, "suppress_below": 2}
+    assert remote_post(client, lesson, "generalize", form).status_code == 302
+    lesson.refresh_from_db()
+    assert (lesson.postcode_digits, lesson.year_width, lesson.keep_sex) == (2, 10, False)
+    data = maths.clinic(lesson.seed)
+    rows = lesson.generalization.release(data.people)
+    k = maths.k_anonymity([key for key, _ in rows])
+    assert k >= 2
+    page = client.get(lesson.get_absolute_url())
+    assert page.status_code == 200
+    remote = client.get(reverse("classroom:remote", args=[lesson.remote_token])).content.decode()
+    assert f"k = {k}" in remote
+
+
+def test_a_bad_generalization_is_refused_and_nothing_changes(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LINKAGE, step=1)
+    response = remote_post(client, lesson, "generalize", {"postcode_digits": 9, "year_width": 3})
+    assert response.status_code == 400
+    assert "Postcode digits kept" in response.content.decode()
+    lesson.refresh_from_db()
+    assert (lesson.postcode_digits, lesson.year_width) == (4, 1)
+
+
+# Students
+
+
+def test_the_join_code_leads_to_the_lesson(client, make_lesson):
+    lesson = make_lesson()
+    response = client.get(f"/j/{lesson.join_code.lower()}")
+    assert response.url == lesson.get_absolute_url()
+
+
+def test_a_guess_is_stored_for_the_current_round_and_step(client, make_lesson):
+    lesson = make_lesson()
+    response = send(client, lesson, "Has the condition")
+    assert response.status_code == 200 and "Sent: Has the condition" in response.content.decode()
+    action = Action.objects.get()
+    assert (action.kind, action.round, action.step, action.choice) == (
+        "guess",
+        1,
+        0,
+        "Has the condition",
+    )
+
+
+def test_a_choice_that_is_not_offered_is_refused_and_nothing_stored(client, make_lesson):
+    lesson = make_lesson()
+    response = send(client, lesson, "<script>")
+    assert response.status_code == 400 and "Choose one of the options" in response.content.decode()
+    assert not Action.objects.exists()
+
+
+@pytest.mark.parametrize("kind", Lesson.Kind.values)
+def test_sending_while_locked_is_refused_says_so_and_stores_nothing(client, make_lesson, kind):
+    lesson = make_lesson(kind=kind, is_locked=True)
+    page = client.get(lesson.get_absolute_url()).content.decode()
+    assert "Answering is locked" in page and "<fieldset disabled>" in page
+    response = send(client, lesson, "Cryptography")
+    assert response.status_code == 409
+    body = response.content.decode()
+    assert "nothing was sent" in body and "Sent:" not in body and "database answered" not in body
+    assert not Action.objects.exists()
+
+
+def test_a_noisy_query_costs_epsilon_until_the_budget_is_spent(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LAPLACE, epsilon=2.0, budget=5.0)
+    for _ in range(2):
+        response = send(client, lesson)
+        assert response.status_code == 200 and "The database answered" in response.content.decode()
+    assert lesson.spent() == 4.0
+    response = send(client, lesson)
+    assert response.status_code == 409 and "spent its budget" in response.content.decode()
+    assert Action.objects.count() == 2
+    remote_post(client, lesson, "new-round")
+    lesson.refresh_from_db()
+    assert lesson.spent() == 0 and send(client, lesson).status_code == 200
+
+
+def test_noisy_answers_scatter_around_the_true_count(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LAPLACE, epsilon=1.0, budget=1000)
+    for _ in range(40):
+        send(client, lesson)
+    values = list(Action.objects.values_list("value", flat=True))
+    true = maths.hospital(7).total
+    assert len(set(values)) == 40
+    # |mean − true| of 40 Lap(1) draws: sd = √2/√40 ≈ 0.22; 1.5 is > 6 sd.
+    assert abs(sum(values) / 40 - true) < 1.5
+
+
+def test_votes_and_private_picks(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.EXPONENTIAL, epsilon=4.0)
+    for choice in ["Cryptography"] * 5 + ["Synthetic data"]:
+        assert send(client, lesson, choice).status_code == 200
+    remote_post(client, lesson, "next")
+    remote_post(client, lesson, "pick")
+    lesson.refresh_from_db()
+    assert lesson.last_pick in {
+        "Cryptography",
+        "Synthetic data",
+        "Fairness in ML",
+        "Data protection law",
+    }
+    assert Action.objects.filter(kind="pick").count() == 1
+    remote_post(client, lesson, "reveal")
+    assert lesson.last_pick in client.get(lesson.get_absolute_url()).content.decode()
+
+
+# Live fragments
+
+
+def test_the_student_fragment_is_304_until_the_instructor_changes_something(client, make_lesson):
+    lesson = make_lesson()
+    first = live(client, lesson)
+    etag = first["ETag"]
+    assert first.status_code == 200 and "Cache-Control" in first
+    assert live(client, lesson, if_none_match=etag).status_code == 304
+    send(client, lesson, "Does not")  # answers do not change what phones show
+    assert live(client, lesson, if_none_match=etag).status_code == 304
+    for action in ("lock", "unlock", "reveal", "next", "new-round"):
+        remote_post(client, lesson, action)
+        response = live(client, lesson, if_none_match=etag)
+        assert response.status_code == 200, action
+        etag = response["ETag"]
+    locked = (remote_post(client, lesson, "lock"), live(client, lesson))[1].content.decode()
+    assert "Answering is locked" in locked
+
+
+def test_the_projector_fragment_changes_with_each_answer(instructor, make_lesson):
+    lesson = make_lesson()
+    url = reverse("classroom:lesson_projector_live", args=[lesson.id])
+    etag = instructor.get(url)["ETag"]
+    assert instructor.get(url, headers={"if-none-match": etag}).status_code == 304
+    send(instructor, lesson, "Does not")
+    response = instructor.get(url, headers={"if-none-match": etag})
+    assert (
+        response.status_code == 200
+        and "Answers so far: <strong>1</strong>" in response.content.decode()
+    )
+
+
+def test_the_differencing_reveal_shows_the_recovered_value(instructor, make_lesson):
+    lesson = make_lesson(revealed=True)
+    attack = maths.hospital(7)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert f"{attack.total} − {attack.younger} = {attack.recovered}" in page
+    lesson.go(step=1)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-posterior" in page and "e<sup>2ε</sup>" in page
+
+
+def test_the_linkage_reveal_triangulates_the_target(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LINKAGE, step=2, revealed=True)
+    data = maths.clinic(7)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert f"<strong data-found>{data.target.diagnosis}</strong>" in page
+
+
+def test_the_phones_see_the_class_budget_drain(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LAPLACE, epsilon=1.0)
+    etag = live(client, lesson)["ETag"]
+    response = send(client, lesson)
+    assert "ε 1.00 of 5.00 spent" in response.content.decode()
+    updated = live(client, lesson, if_none_match=etag)
+    assert updated.status_code == 200 and "ε 1.00 of 5.00 spent" in updated.content.decode()
+
+
+def test_suppressing_every_row_shows_an_empty_release(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.LINKAGE, step=1, revealed=True)
+    form = {"postcode_digits": 4, "year_width": 1, "keep_sex": "on", "suppress_below": 10}
+    remote_post(client, lesson, "generalize", form)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "k = 0" in page and "16 rows suppressed" in page
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 7))
+def test_every_step_of_every_lesson_renders_for_many_seeds(instructor, owner, seed):
+    for kind in Lesson.Kind.values:
+        lesson = Lesson.objects.create(owner=owner, kind=kind, seed=seed, revealed=True)
+        for step in range(len(lesson.steps)):
+            lesson.go(step=step)
+            url = reverse("classroom:lesson_projector", args=[lesson.id])
+            assert instructor.get(url).status_code == 200
+            assert instructor.get(lesson.get_absolute_url()).status_code == 200

@@ -1,0 +1,91 @@
+"""A survey with directly asked background questions and randomized ones, filled with
+seeded reports, for the breakdown, cross-tab and regression tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rest_framework.test import APIClient
+
+from survey.models import Role, Survey, bulk_record
+
+FACULTIES = ["Arts", "Law", "Science", "Medicine"]
+CLASSIC = {"p_truth": 0.5, "p_yes": 0.5}
+
+
+def api_for(user) -> APIClient | None:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def viewer(django_user_model):
+    return django_user_model.objects.create_user("viewer", password="viewer-password-1")
+
+
+@pytest.fixture
+def personas(owner, viewer, outsider):
+    return {"owner": owner, "viewer": viewer, "outsider": outsider}
+
+
+def analysis_survey(owner, **fields) -> Survey:
+    """Questions: faculty (direct choice), age (direct number), a randomized yes/no
+    question, another randomized yes/no one, a randomized 3-option k-RR one and a direct
+    yes/no one."""
+    survey = Survey.objects.create(owner=owner, title="Study habits", status="open", **fields)
+    add = survey.questions.create
+    add(position=0, text="Faculty?", kind="choice", options=FACULTIES, design_name="direct")
+    add(
+        position=1,
+        text="Age?",
+        kind="number",
+        design_name="direct",
+        design_params={"lower": 16, "upper": 80},
+    )
+    add(position=2, text="Ever cheated?", design_params=CLASSIC)
+    add(position=3, text="Ever plagiarised?", design_params=CLASSIC)
+    add(
+        position=4,
+        text="How often?",
+        kind="choice",
+        options=["never", "once", "often"],
+        design_name="k_rr",
+        design_params={"epsilon": float(np.log(3))},
+    )
+    add(position=5, text="Works a job?", kind="binary", design_name="direct", design_params={})
+    return survey
+
+
+def questions(survey) -> dict[str, int]:
+    ids = list(survey.questions.values_list("id", flat=True))
+    return dict(zip(["faculty", "age", "cheat", "plagiarise", "often", "job"], ids, strict=True))
+
+
+def fill(survey, sizes: list[int], seed: int = 7, simulated: bool = False) -> None:
+    """``sizes[i]`` respondents of faculty i, reports drawn by the questions' designs."""
+    rng = np.random.default_rng(seed)
+    q = questions(survey)
+    by_id = {question.id: question for question in survey.questions.all()}
+    reports = []
+    for faculty, size in enumerate(sizes):
+        for _ in range(size):
+            age = int(rng.integers(18, 40))
+            cheat = int(rng.random() < 0.1 + 0.1 * faculty + 0.01 * (age - 18))
+            plagiarise = int(rng.random() < (0.6 if cheat else 0.2))
+            often = int(rng.integers(0, 3))
+            row = {
+                q["faculty"]: faculty,
+                q["age"]: age,
+                q["job"]: int(rng.random() < 0.5),
+            }
+            for name, truth in (("cheat", cheat), ("plagiarise", plagiarise), ("often", often)):
+                design = by_id[q[name]].design
+                row[q[name]] = int(design.simulate(np.array([truth]), rng)[0])
+            reports.append(row)
+    bulk_record(survey, reports, simulated=simulated)
+
+
+def share(survey, viewer) -> None:
+    survey.share_with(viewer, Role.VIEWER)

@@ -1,0 +1,243 @@
+"""The lessons' maths, checked against closed forms and against brute force."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from estimator import lessons
+from estimator.lessons import (
+    RELEASE_A,
+    RELEASE_B,
+    Budget,
+    Generalization,
+    Person,
+    clinic,
+    differencing_posterior,
+    exponential_probabilities,
+    exponential_select,
+    hospital,
+    k_anonymity,
+    laplace_error,
+    laplace_scale,
+    noisy_count,
+    post_process,
+    triangulate,
+)
+
+
+def test_it_never_imports_django():
+    code = "import sys, estimator.lessons; assert 'django' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# Differencing attack
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_two_counts_recover_the_targets_condition(seed):
+    attack = hospital(seed)
+    older = [p for p in attack.patients if p.birth_year < attack.cutoff]
+    assert older == [attack.target]
+    assert attack.recovered == int(attack.target.condition)
+    assert attack.total == sum(p.condition for p in attack.patients)
+
+
+def test_the_same_seed_gives_the_same_ward_and_another_seed_another():
+    assert hospital(5) == hospital(5)
+    assert hospital(5).patients != hospital(6).patients
+
+
+def test_both_conditions_occur_among_seeds():
+    assert {hospital(s).recovered for s in range(40)} == {0, 1}
+
+
+def test_a_ward_needs_two_patients():
+    with pytest.raises(ValueError, match="at least 2"):
+        hospital(1, n=1)
+
+
+def test_the_difference_of_two_laplace_noises_has_the_closed_form_density():
+    rng = np.random.default_rng(1)
+    b = 2.0
+    z = rng.laplace(0, b, 400_000) - rng.laplace(0, b, 400_000)
+    hist, edges = np.histogram(z, bins=40, range=(-8, 8), density=True)
+    mids = (edges[1:] + edges[:-1]) / 2
+    # Normalised over ±8 for the histogram: compare shapes within 2 %.
+    expected = lessons.difference_density(mids, b)
+    expected /= integrate.quad(lambda t: lessons.difference_density(t, b), -8, 8)[0]
+    assert np.allclose(hist, expected, rtol=0.05, atol=2e-3)
+    assert integrate.quad(lambda t: lessons.difference_density(t, b), -np.inf, np.inf)[0] == (
+        pytest.approx(1)
+    )
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1, 2])
+def test_the_noisy_difference_moves_the_odds_by_at_most_e_to_the_two_epsilon(epsilon):
+    for d in np.linspace(-20, 20, 401):
+        post = differencing_posterior(d, epsilon)
+        odds = post / (1 - post)
+        assert math.exp(-2 * epsilon) - 1e-9 <= odds <= math.exp(2 * epsilon) + 1e-9
+
+
+def test_with_much_noise_the_attacker_learns_almost_nothing():
+    assert differencing_posterior(1.0, 0.05) == pytest.approx(0.5, abs=0.03)
+    assert differencing_posterior(1.0, 5) > 0.95
+
+
+# Laplace mechanism and the budget
+
+
+def test_the_noise_scale_is_sensitivity_over_epsilon():
+    assert laplace_scale(0.5) == 2
+    assert laplace_scale(2, sensitivity=4) == 2
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="ε must be a positive number"):
+            laplace_scale(bad)
+    with pytest.raises(ValueError, match="sensitivity"):
+        laplace_scale(1, sensitivity=0)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1, 3])
+def test_the_error_bound_is_the_laplace_quantile(epsilon):
+    b = 1 / epsilon
+    t = laplace_error(epsilon, 0.95)
+    assert stats.laplace(scale=b).cdf(t) - stats.laplace(scale=b).cdf(-t) == pytest.approx(0.95)
+    with pytest.raises(ValueError, match="level"):
+        laplace_error(epsilon, 1)
+
+
+def test_noisy_counts_scatter_with_the_scale_one_over_epsilon():
+    rng = np.random.default_rng(3)
+    answers = np.array([noisy_count(10, 0.5, rng) for _ in range(20_000)])
+    assert abs(np.median(answers) - 10) < 0.1
+    assert np.mean(np.abs(answers - 10)) == pytest.approx(2, rel=0.05)  # E|Lap(b)| = b
+    # Kolmogorov–Smirnov against Lap(10, 2): the p-value is far from 1e-6.
+    assert stats.kstest(answers, stats.laplace(loc=10, scale=2).cdf).pvalue > 1e-6
+
+
+def test_the_laplace_density_integrates_to_one():
+    assert integrate.quad(lambda x: lessons.laplace_density(x, 1.7), -np.inf, np.inf)[0] == (
+        pytest.approx(1)
+    )
+
+
+def test_post_processing_rounds_and_clamps_to_a_possible_count():
+    assert [post_process(x, 20) for x in (-3.2, 4.49, 4.5001, 25.7)] == [0, 4, 5, 20]
+
+
+def test_the_budget_adds_up_under_composition_and_refuses_beyond_it():
+    budget = Budget(total=1.0)
+    for _ in range(4):
+        budget = budget.spend(0.25)
+    assert budget.spent == pytest.approx(1.0) and budget.remaining == pytest.approx(0)
+    assert not budget.allows(0.25)
+    with pytest.raises(ValueError, match="budget is spent"):
+        budget.spend(0.25)
+    with pytest.raises(ValueError, match="ε must be a positive number"):
+        Budget(total=0)
+
+
+# k-anonymity and linkage
+
+
+def people(*rows):
+    return [Person(f"P{i}", *row) for i, row in enumerate(rows)]
+
+
+def test_k_is_the_smallest_group_of_identical_quasi_identifiers():
+    table = people(
+        ("2041", 1981, "F", "flu"),
+        ("2049", 1987, "F", "asthma"),
+        ("2050", 1984, "M", "flu"),
+        ("3110", 1990, "M", "migraine"),
+    )
+    raw = Generalization()
+    assert k_anonymity([raw.key(p) for p in table]) == 1
+    coarse = Generalization(postcode_digits=2, year_width=10, keep_sex=False)
+    assert [coarse.key(p) for p in table][:2] == [("20**", "1980–1989", "*")] * 2
+    assert k_anonymity([coarse.key(p) for p in table]) == 1  # 3110 is alone
+    suppressed = Generalization(postcode_digits=2, year_width=10, keep_sex=False, suppress_below=2)
+    assert k_anonymity([key for key, _ in suppressed.release(table)]) == 3
+    assert len(suppressed.release(table)) == 3
+    hidden = Generalization(postcode_digits=0, year_width=0, keep_sex=False)
+    assert k_anonymity([hidden.key(p) for p in table]) == 4
+    assert k_anonymity([]) == 0
+
+
+def test_bad_generalizations_are_refused():
+    with pytest.raises(ValueError, match="postcode_digits"):
+        Generalization(postcode_digits=5)
+    with pytest.raises(ValueError, match="year_width"):
+        Generalization(year_width=-1)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_two_k_anonymous_releases_together_give_one_person_away(seed):
+    data = clinic(seed)
+    for release in (RELEASE_A, RELEASE_B):
+        rows = release.release(data.people)
+        assert k_anonymity([key for key, _ in rows]) >= 2
+        # Each release alone leaves the target more than one diagnosis.
+        assert len(set(lessons.candidates(rows, data.target, release))) > 1
+    assert triangulate(data.people, data.target, RELEASE_A, RELEASE_B) == {data.target.diagnosis}
+
+
+def test_the_public_list_names_everyone_with_their_quasi_identifiers():
+    data = clinic(2)
+    assert len(data.public_list()) == len(data.people)
+    assert (data.target.name, data.target.postcode, data.target.birth_year, data.target.sex) in (
+        data.public_list()
+    )
+
+
+# Exponential mechanism
+
+
+def test_selection_probabilities_follow_exp_epsilon_score():
+    p = exponential_probabilities([5, 3, 0], 1.0)
+    assert p.sum() == pytest.approx(1)
+    assert p[0] / p[1] == pytest.approx(math.e**2)
+    assert p[1] / p[2] == pytest.approx(math.e**3)
+
+
+def test_small_epsilon_is_uniform_and_large_epsilon_picks_the_winner():
+    assert exponential_probabilities([9, 1, 0], 1e-9) == pytest.approx([1 / 3] * 3)
+    assert exponential_probabilities([9, 8, 0], 50)[0] == pytest.approx(1)
+
+
+def test_one_voter_changes_every_probability_by_at_most_e_to_the_epsilon():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        counts = rng.integers(0, 20, size=4)
+        neighbour = counts.copy()
+        neighbour[rng.integers(4)] += 1  # one more voter
+        eps = float(rng.uniform(0.05, 3))
+        ratio = exponential_probabilities(counts, eps) / exponential_probabilities(neighbour, eps)
+        assert np.all(ratio <= math.exp(eps) + 1e-9) and np.all(ratio >= math.exp(-eps) - 1e-9)
+
+
+def test_huge_scores_do_not_overflow():
+    assert exponential_probabilities([1e6, 1e6 - 1], 10)[0] == pytest.approx(
+        1 / (1 + math.exp(-10))
+    )
+
+
+def test_the_selection_frequencies_match_the_probabilities():
+    rng = np.random.default_rng(4)
+    scores = [4, 2, 1]
+    picks = np.bincount([exponential_select(scores, 0.5, rng) for _ in range(30_000)], minlength=3)
+    expected = exponential_probabilities(scores, 0.5) * 30_000
+    assert stats.chisquare(picks, expected).pvalue > 1e-6
+
+
+def test_bad_scores_are_refused():
+    with pytest.raises(ValueError, match="one score per option"):
+        exponential_probabilities([], 1)
+    with pytest.raises(ValueError, match="ε must be"):
+        exponential_probabilities([1, 2], -1)

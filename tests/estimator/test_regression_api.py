@@ -1,0 +1,197 @@
+"""The regression endpoint and the Model page: a randomized yes/no question on directly
+asked covariates, fitted from the counts per (covariate pattern, report)."""
+
+from __future__ import annotations
+
+import pytest
+
+from estimator.regression import design_matrix, fit
+from survey.models import Answer
+from tests.estimator.analysis_data import (
+    FACULTIES,
+    analysis_survey,
+    api_for,
+    fill,
+    personas,  # noqa: F401 (fixture)
+    questions,
+    share,
+    viewer,  # noqa: F401 (fixture)
+)
+from tests.survey.api_schema import assert_matches_schema
+
+pytestmark = pytest.mark.django_db
+PATH = "/api/surveys/{survey_id}/regression/"
+
+
+@pytest.fixture
+def study(owner, viewer):  # noqa: F811
+    survey = analysis_survey(owner)
+    share(survey, viewer)
+    return survey
+
+
+def post(user, survey, body):
+    return api_for(user).post(PATH.format(survey_id=survey.id), body, format="json")
+
+
+def rows(survey) -> list[dict[int, int]]:
+    """Every submission's answers, read one by one (only the test does this)."""
+    by_submission: dict = {}
+    for submission, question, value in Answer.objects.filter(submission__survey=survey).values_list(
+        "submission", "question", "value"
+    ):
+        by_submission.setdefault(submission, {})[question] = value
+    return list(by_submission.values())
+
+
+def test_the_fit_matches_the_maths_on_one_row_per_respondent(owner, study):
+    fill(study, [400, 300, 300, 300])
+    q = questions(study)
+    response = post(owner, study, {"outcome": q["cheat"], "covariates": [q["faculty"], q["age"]]})
+    assert response.status_code == 200, response.json()
+    assert_matches_schema(response, PATH, "POST")
+    body = response.json()
+    assert [c["term"] for c in body["coefficients"]] == [
+        "(Intercept)",
+        "q1[Law]",
+        "q1[Science]",
+        "q1[Medicine]",
+        "q2",
+    ]
+    # The same model fitted from one row per respondent (every row its own pattern).
+    data = rows(study)
+    design = study.questions.get(id=q["cheat"]).design
+    expected = fit(
+        design_matrix(
+            {
+                "q1": [FACULTIES[r[q["faculty"]]] for r in data],
+                "q2": [r[q["age"]] for r in data],
+            },
+            levels={"q1": FACULTIES},
+        ),
+        yes=[r[q["cheat"]] for r in data],
+        n=[1] * len(data),
+        t=design.t,
+        c=design.c,
+    )
+    assert body["n"] == expected.n == 1300
+    assert body["log_likelihood"] == pytest.approx(expected.log_likelihood, rel=1e-9)
+    for coefficient, want in zip(body["coefficients"], expected.coefficients, strict=True):
+        assert coefficient["estimate"] == pytest.approx(want.estimate, rel=1e-6, abs=1e-9)
+        assert coefficient["std_error"] == pytest.approx(want.std_error, rel=1e-6)
+        assert coefficient["odds_ratio"] == pytest.approx(want.odds_ratio, rel=1e-6)
+        assert coefficient["ci_low"] == pytest.approx(want.ci_low, rel=1e-6)
+        assert coefficient["ci_high"] == pytest.approx(want.ci_high, rel=1e-6)
+    assert body["n_patterns"] < body["n"]  # grouped: one row per pattern
+
+
+def test_the_seeded_faculty_effect_is_found(owner, study):
+    fill(study, [1500, 1500, 1500, 1500], seed=11)
+    q = questions(study)
+    body = post(owner, study, {"outcome": q["cheat"], "covariates": [q["faculty"]]}).json()
+    medicine = next(c for c in body["coefficients"] if c["term"] == "q1[Medicine]")
+    assert medicine["ci_low"] > 1  # truth: 40 % + age vs 10 % + age in Arts
+
+
+def test_a_yes_no_covariate_enters_as_its_0_1(owner, study):
+    fill(study, [200, 200, 200, 200])
+    q = questions(study)
+    body = post(owner, study, {"outcome": q["cheat"], "covariates": [q["job"]]}).json()
+    assert [c["term"] for c in body["coefficients"]] == ["(Intercept)", "q6"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"covariates": ["faculty"]}, "outcome"),
+        ({"outcome": "zzz", "covariates": []}, "outcome"),
+        ({"outcome": 999999, "covariates": []}, "outcome"),
+        ({"outcome": "faculty", "covariates": []}, "outcome"),  # asked directly
+        ({"outcome": "job", "covariates": []}, "outcome"),  # yes/no, but direct
+        ({"outcome": "often", "covariates": []}, "outcome"),  # not yes/no
+        ({"outcome": "cheat", "covariates": ["plagiarise"]}, "covariates"),  # randomized
+        ({"outcome": "cheat", "covariates": [999999]}, "covariates"),
+        ({"outcome": "cheat", "covariates": ["faculty", "faculty"]}, "covariates"),
+        ({"outcome": "cheat", "covariates": "faculty"}, "covariates"),
+        ({"outcome": "cheat", "covariates": []}, "covariates"),
+        ({"outcome": "cheat"}, "covariates"),
+        ({"outcome": "cheat", "covariates": [], "level": 3}, "detail"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field(owner, study, body, field):
+    fill(study, [50, 50, 50, 50])
+    q = questions(study)
+
+    def resolve(value):
+        if isinstance(value, list):
+            return [resolve(v) for v in value]
+        return q.get(value, value) if isinstance(value, str) else value
+
+    response = post(owner, study, {key: resolve(value) for key, value in body.items()})
+    assert response.status_code == 400
+    assert field in response.json(), response.json()
+
+
+def test_too_little_data_is_a_400_that_says_why(owner, study):
+    q = questions(study)
+    nothing_yet = post(owner, study, {"outcome": q["cheat"], "covariates": [q["faculty"]]})
+    assert nothing_yet.status_code == 400 and "outcome" in nothing_yet.json()
+    fill(study, [40, 0, 0, 0])  # only Arts: the other faculties' dummies never vary
+    response = post(owner, study, {"outcome": q["cheat"], "covariates": [q["faculty"]]})
+    assert response.status_code == 400
+    assert "covariates" in response.json()
+
+
+def test_a_body_that_is_not_an_object_is_a_400(owner, study):
+    response = api_for(owner).post(PATH.format(survey_id=study.id), [1, 2], format="json")
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"), [("owner", 200), ("viewer", 200), ("outsider", 404)]
+)
+def test_only_the_surveys_team_fits_a_model(personas, study, persona, status):  # noqa: F811
+    fill(study, [100, 100, 100, 100])
+    q = questions(study)
+    response = post(personas[persona], study, {"outcome": q["cheat"], "covariates": [q["faculty"]]})
+    assert response.status_code == status
+
+
+def test_the_model_page_shows_the_coefficients(client, owner, study):
+    fill(study, [400, 300, 300, 300])
+    q = questions(study)
+    client.force_login(owner)
+    page = client.get(
+        f"/surveys/{study.id}/results/model/",
+        {"outcome": q["cheat"], "covariates": [q["faculty"], q["age"]]},
+    )
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<svg" in html and "<title" in html and "<desc" in html
+    assert "q1[Medicine]" in html and "Odds ratio" in html
+
+
+def test_the_model_page_is_404_for_outsiders(client, outsider, study):
+    client.force_login(outsider)
+    assert client.get(f"/surveys/{study.id}/results/model/").status_code == 404
+
+
+def test_the_fit_reads_grouped_counts_only(owner, study, django_assert_max_num_queries):
+    fill(study, [50, 50, 50, 50])
+    q = questions(study)
+    from estimator.grouped import regression
+
+    study = type(study).objects.prefetch_related("questions").get(id=study.id)
+    with django_assert_max_num_queries(2):
+        regression(study, q["cheat"], [q["faculty"]])
+
+
+def test_the_model_page_says_why_a_model_cannot_be_fitted(client, owner, study):
+    fill(study, [40, 0, 0, 0])
+    q = questions(study)
+    client.force_login(owner)
+    page = client.get(
+        f"/surveys/{study.id}/results/model/", {"outcome": q["cheat"], "covariates": [q["faculty"]]}
+    )
+    assert page.status_code == 200
+    assert 'role="alert"' in page.content.decode() and "<svg" not in page.content.decode()
