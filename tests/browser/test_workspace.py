@@ -28,9 +28,11 @@ def log_in(page, live_server) -> None:
 
 def choose(page, label: str, value: str) -> None:
     """Pick an option that redraws the new question's form, then wait until htmx has
-    swapped the new form in and wired it up: a change made before that goes unheard."""
+    swapped the new form in and wired it up."""
     card = page.locator(".question-card.new")
     old = card.locator(".design").element_handle()
+    # htmx wires the form up once the page has loaded; a change before then goes unheard.
+    page.wait_for_function('el => el["htmx-internal-data"] !== undefined', arg=old)
     card.get_by_label(label, exact=True).select_option(value)
     page.wait_for_function(
         """old => {
