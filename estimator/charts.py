@@ -7,6 +7,7 @@ page also shows them in a table) and CSS classes instead of inline styles (stric
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -172,6 +173,22 @@ def option_estimates_over_time(
     ]
 
 
+def means_over_time(question: Question, level: float, round: int) -> list[TimePoint]:
+    """A number question's mean and t interval as they stood at the end of each hour
+    with answers, from cumulative hourly count, sum and sum of squares (one query)."""
+    rows = Tally.objects.filter(question=question, round=round).sums_by_hour()
+    points = []
+    n = total = total_sq = simulated = 0  # Python integers: sums of squares stay exact
+    for hour, sums, hour_simulated in rows:
+        n, total, total_sq = n + sums.count, total + sums.total, total_sq + sums.total_sq
+        simulated += hour_simulated
+        estimate = question.design.estimate((n, total, total_sq))
+        mean = estimate.estimate
+        low, high = estimate.ci(level) or (mean, mean)
+        points.append(TimePoint(hour, n, simulated, mean, low, high))
+    return points
+
+
 def _line_points(line, hours, yes, n, simulated, level: float, method: str) -> list[TimePoint]:
     low, high = line.interval(yes, n, level, method)
     estimates = np.clip((yes / n - line.c) / line.t, 0.0, 1.0)
@@ -199,8 +216,35 @@ def thin(points: list[TimePoint], limit: int = MAX_POINTS) -> list[TimePoint]:
     return [points[i] for i in keep]
 
 
+@dataclass(frozen=True)
+class Scale:
+    """A time chart's vertical axis: its range, ticks and how values read."""
+
+    low: float
+    high: float
+    ticks: tuple[float, ...]
+    read: Callable[[float], str]
+    tick: Callable[[float], str]
+
+    def fraction(self, value: float) -> float:
+        return (value - self.low) / (self.high - self.low)
+
+
+SHARES = Scale(0.0, 1.0, TICKS, _pct, lambda share: f"{share * 100:.0f} %")
+
+
+def bounds_scale(lower: int, upper: int) -> Scale:
+    """From a number question's lower to its upper bound, five ticks."""
+    ticks = tuple(lower + (upper - lower) * t for t in TICKS)
+    return Scale(lower, upper, ticks, lambda mean: f"{mean:.2f}", lambda tick: f"{tick:g}")
+
+
 def over_time_chart(question: Question, points: list[TimePoint], level: float) -> SafeString:
     """Estimate (line) and interval (band) after each hour: the band narrows like 1/√n."""
+    if question.kind == "number":
+        title = f"Mean over time for “{question.text}” with {level * 100:g} % intervals"
+        scale = bounds_scale(question.design.lower, question.design.upper)
+        return _time_chart(f"time-{question.id}", title, [("", points)], scale)
     title = f"Estimate over time for “{question.text}” with {level * 100:g} % intervals"
     return _time_chart(f"time-{question.id}", title, [("", points)])
 
@@ -214,13 +258,15 @@ def options_over_time_chart(
     return _time_chart(f"time-{question.id}", title, named)
 
 
-def _time_chart(label: str, title: str, series: list[tuple[str, list[TimePoint]]]) -> SafeString:
+def _time_chart(
+    label: str, title: str, series: list[tuple[str, list[TimePoint]]], scale: Scale = SHARES
+) -> SafeString:
     height, top, bottom, left, right = 260, 20, 40, 48, WIDTH - RIGHT
     points = series[0][1]
     many = len(series) > 1
 
     def y(value: float) -> float:
-        return top + (height - top - bottom) * (1 - value)
+        return top + (height - top - bottom) * (1 - scale.fraction(value))
 
     def x(i: int) -> float:
         return left + (right - left) * (i / (len(points) - 1) if len(points) > 1 else 0.5)
@@ -228,8 +274,8 @@ def _time_chart(label: str, title: str, series: list[tuple[str, list[TimePoint]]
     body = [
         f'<line class="svg-grid" x1="{left}" x2="{right}" y1="{y(t):.1f}" y2="{y(t):.1f}"/>'
         f'<text class="svg-muted" x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">'
-        f"{t * 100:.0f} %</text>"
-        for t in TICKS
+        f"{escape(scale.tick(t))}</text>"
+        for t in scale.ticks
     ]
     for j, (_, line_points) in enumerate(series):
         body += _time_series(line_points, x, y, f" svg-series-{j % 10}" if many else "")
@@ -245,8 +291,8 @@ def _time_chart(label: str, title: str, series: list[tuple[str, list[TimePoint]]
             f'<text class="svg-muted" x="{left + 8}" y="{height / 2}">No answers yet.</text>'
         )
     desc = " ".join(
-        f"{name}By {p.hour:%Y-%m-%d %H:00} UTC, {_n(p)}: {_pct(p.estimate)} "
-        f"({_pct(p.ci_low)} to {_pct(p.ci_high)})."
+        f"{name}By {p.hour:%Y-%m-%d %H:00} UTC, {_n(p)}: {scale.read(p.estimate)} "
+        f"({scale.read(p.ci_low)} to {scale.read(p.ci_high)})."
         for name, line_points in series
         for p in line_points
     )

@@ -14,6 +14,7 @@ from estimator.charts import (
     estimates_over_time,
     forest_plot,
     interval_chart,
+    means_over_time,
     option_estimates_over_time,
     options_over_time_chart,
     over_time_chart,
@@ -44,8 +45,7 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, method, errors = parse_estimate_options(request.GET)
     results = survey_results(survey, level, method)
-    # A mean has no estimate over time yet: yes/no and choice questions do.
-    timed = [r.question for r in results.questions if r.question.kind != "number"]
+    timed = [r.question for r in results.questions]
     chosen = next((q for q in timed if str(q.id) == request.GET.get("question")), None)
     chosen = chosen or (timed[0] if timed else None)
     points, series, over_time = [], [], ""
@@ -54,6 +54,9 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
             thin(s) for s in option_estimates_over_time(chosen, level, method, survey.current_round)
         ]
         over_time = options_over_time_chart(chosen, chosen.options, series, level)
+    elif chosen and chosen.kind == "number":
+        points = thin(means_over_time(chosen, level, survey.current_round))
+        over_time = over_time_chart(chosen, points, level)
     elif chosen:
         points = thin(estimates_over_time(chosen, level, method, survey.current_round))
         over_time = over_time_chart(chosen, points, level)

@@ -968,6 +968,24 @@ class TallyQuerySet(models.QuerySet):
         )
         return [(row["hour"], row["yes"] or 0, row["n"], row["simulated_n"] or 0) for row in rows]
 
+    def sums_by_hour(self) -> list[tuple[datetime, TallySums, int]]:
+        """``(hour, (count, Σ report, Σ report²), n_simulated)`` per hour, oldest first:
+        a mean-over-time chart's data, from the tallies alone (one aggregate query)."""
+        rows = (
+            self.values_list("hour")
+            .annotate(
+                models.Sum("count"),
+                ExactSum("total"),
+                ExactSum("total_sq"),
+                simulated_n=models.Sum("count", filter=models.Q(simulated=True)),
+            )
+            .order_by("hour")
+        )
+        return [
+            (hour, TallySums(whole(n), whole(total), whole(total_sq)), simulated or 0)
+            for hour, n, total, total_sq, simulated in rows
+        ]
+
     def compact(self, before: datetime) -> int:
         """Fold the shards of every hour before ``before`` into shard 0.
 

@@ -4,14 +4,16 @@ directly asked ones, with and without answers, and when the data contradict the 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import numpy as np
 import pytest
 
 from estimator import views
+from estimator.charts import means_over_time
 from estimator.display import choice_display
 from estimator.intervals import NO_DATA_MESSAGE
-from survey.models import Survey, bulk_record
+from survey.models import Survey, Tally, bulk_record, current_hour
 from tests.estimator.dashboard_survey import (
     COLOURS,
     FACULTY,
@@ -180,11 +182,58 @@ def test_over_time_a_choice_question_has_a_line_per_option(logged_in, mixed):
     assert html.count(">Red</th>") == 2  # the option table and the over-time table
 
 
-def test_over_time_offers_yes_no_and_choice_questions_but_not_numbers(logged_in, mixed):
+def test_over_time_offers_every_question_numbers_included(logged_in, mixed):
     html = page(logged_in, mixed)
     select = re.search(r'<select id="question".*?</select>', html, re.S).group(0)
     assert "Have you ever cheated" in select and "Which colour" in select
-    assert SLEEP[:30] not in select
+    assert SLEEP[:30] in select
+
+
+def test_over_time_a_number_question_shows_its_mean_with_the_bounds_as_axis(logged_in, owner):
+    earlier = current_hour() - timedelta(hours=2)
+    survey = mixed_survey(owner, n=300, hours=(earlier, None))
+    sleep = survey.questions.get(kind="number")
+    html = page(logged_in, survey, f"?question={sleep.id}")
+    chart = re.search(rf'<svg[^>]*aria-labelledby="time-{sleep.id}-title.*?</svg>', html, re.S)
+    assert chart is not None and "Mean over time for" in chart.group(0)
+    ticks = re.findall(r'text-anchor="end">([^<]+)</text>', chart.group(0))
+    assert ticks[:5] == ["0", "3", "6", "9", "12"]  # the bounds, not percentages
+    assert "Mean over time as a table" in html and "the mean after each hour" in html
+    rows = re.findall(
+        r"<tr><td>[\d-]+ \d\d:00</td><td>(\d+)</td><td>([-\d.]+)</td>"
+        r"<td>([-\d.]+) – ([-\d.]+)</td></tr>",
+        html,
+    )
+    assert [int(n) for n, *_ in rows] == [300, 600]
+    final = sleep.design.estimate(Tally.objects.filter(question=sleep).sums()[sleep.id])
+    low, high = final.ci()
+    assert [float(x) for x in rows[-1][1:]] == pytest.approx([final.estimate, low, high], abs=0.005)
+
+
+def test_a_number_questions_mean_over_time_adds_up_hour_by_hour(owner):
+    survey = empty(owner, ("number", SLEEP, "laplace", {"epsilon": 1.0, "lower": 0, "upper": 10}))
+    sleep = survey.questions.get()
+    hour = current_hour()
+    batches = ([3, 5, 7, -4, 20], [6, 6, 8])
+    for h, reports in enumerate(batches):
+        bulk_record(
+            survey, ({sleep.id: r} for r in reports), simulated=h == 0,
+            hour=hour - timedelta(hours=1 - h),
+        )  # fmt: skip
+    points = means_over_time(sleep, 0.9, 1)
+    assert [(p.n, p.n_simulated) for p in points] == [(5, 5), (8, 5)]
+    everything = [r for batch in batches for r in batch]
+    assert points[-1].estimate == pytest.approx(np.mean(everything))
+    t = sleep.design.estimate((8, sum(everything), sum(r * r for r in everything)))
+    assert (points[-1].ci_low, points[-1].ci_high) == pytest.approx(t.ci(0.9))
+    assert (
+        means_over_time(
+            empty(owner, ("number", "x", "direct", {"lower": 0, "upper": 1})).questions.get(),
+            0.9,
+            1,
+        )
+        == []
+    )
 
 
 def test_the_htmx_poll_gets_every_panel(logged_in, mixed):
