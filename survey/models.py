@@ -12,6 +12,7 @@ import hashlib
 import json
 import secrets
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -843,9 +844,10 @@ def store_submission_sql() -> str:
             FROM survey, receipt
             RETURNING submission_id, survey_id, round
         ), pattern AS (
-            INSERT INTO {AnswerPattern._meta.db_table} (survey_id, round, simulated, key, count)
-            SELECT survey_id, round, false, %(pattern)s, 1 FROM submission
-            ON CONFLICT (survey_id, round, simulated, key)
+            INSERT INTO {AnswerPattern._meta.db_table}
+                (survey_id, round, simulated, key, shard, count)
+            SELECT survey_id, round, false, %(pattern)s, %(shard)s, 1 FROM submission
+            ON CONFLICT (survey_id, round, simulated, key, shard)
             DO UPDATE SET count = {AnswerPattern._meta.db_table}.count + 1
         ), report AS (
             SELECT * FROM unnest(%(questions)s, %(values)s, %(keys)s)
@@ -1151,11 +1153,14 @@ class AnswerPattern(models.Model):
     No hour and no sequential id: a pattern row says nothing about when anyone answered.
     """
 
-    pk = models.CompositePrimaryKey("survey", "round", "simulated", "key")
+    pk = models.CompositePrimaryKey("survey", "round", "simulated", "key", "shard")
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="patterns")
     round = models.PositiveIntegerField(default=1)
     simulated = models.BooleanField(default=False)
     key = models.TextField()
+    # Like the tallies', so that concurrent submissions with the same reports seldom
+    # wait for each other's row lock; sealing folds them back into shard 0.
+    shard = models.PositiveSmallIntegerField(default=0)
     count = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
@@ -1175,10 +1180,19 @@ class AnswerPattern(models.Model):
         """Delete and insert again, in an order drawn from ``rng``, every pattern row of
         these surveys (sealing: afterwards no row carries the transaction id, nor sits in
         the physical place, that the last submission with its pattern gave it)."""
-        rows = list(cls.objects.select_for_update().filter(survey_id__in=survey_ids))
-        if not rows:
+        ours = cls.objects.filter(survey_id__in=survey_ids)
+        folded: Counter[tuple] = Counter()
+        for survey_id, round_, simulated, key, count in ours.select_for_update().values_list(
+            "survey_id", "round", "simulated", "key", "count"
+        ):
+            folded[survey_id, round_, simulated, key] += count
+        if not folded:
             return
-        cls.objects.filter(survey_id__in=survey_ids).delete()
+        ours.delete()
+        rows = [
+            cls(survey_id=survey_id, round=round_, simulated=simulated, key=key, count=count)
+            for (survey_id, round_, simulated, key), count in folded.items()
+        ]
         rng.shuffle(rows)
         cls.objects.bulk_create(rows, batch_size=500)
 
@@ -1188,11 +1202,12 @@ class AnswerPattern(models.Model):
         if not keys:
             return
         table = cls._meta.db_table
-        rows = [(survey_id, round, simulated, key, n) for key, n in keys.items()]
+        shard = secrets.randbelow(TALLY_SHARDS)
+        rows = [(survey_id, round, simulated, key, shard, n) for key, n in keys.items()]
         sql = (
-            f"INSERT INTO {table} (survey_id, round, simulated, key, count) VALUES "
-            + ", ".join(["(%s, %s, %s, %s, %s)"] * len(rows))
-            + " ON CONFLICT (survey_id, round, simulated, key) "
+            f"INSERT INTO {table} (survey_id, round, simulated, key, shard, count) VALUES "
+            + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(rows))
+            + " ON CONFLICT (survey_id, round, simulated, key, shard) "
             f"DO UPDATE SET count = {table}.count + excluded.count"
         )
         with connection.cursor() as cursor:

@@ -22,13 +22,15 @@ class Migration(migrations.Migration):
                 (
                     "pk",
                     models.CompositePrimaryKey(
-                        "survey", "round", "simulated", "key", blank=True, editable=False,
+                        "survey", "round", "simulated", "key", "shard", blank=True,
+                        editable=False,
                         primary_key=True, serialize=False,
                     ),
                 ),
                 ("round", models.PositiveIntegerField(default=1)),
                 ("simulated", models.BooleanField(default=False)),
                 ("key", models.TextField()),
+                ("shard", models.PositiveSmallIntegerField(default=0)),
                 ("count", models.BigIntegerField(default=0)),
                 (
                     "survey",

@@ -17,6 +17,7 @@ from estimator.analysis import round_counts
 from estimator.disclosure import suppress_cells
 from estimator.grouped import _from_answers, joint_counts
 from survey.models import AnswerPattern, Submission
+from survey.sealing import seal_finished_hours
 from tests.estimator.analysis_data import (
     analysis_survey,
     api_for,
@@ -289,7 +290,7 @@ def test_a_submission_stored_without_its_pattern_falls_back_to_one_group_by(owne
     fill(study, [40, 40, 40, 40])
     q = questions(study)
     row = AnswerPattern.objects.filter(survey=study).order_by("key").first()
-    AnswerPattern.objects.filter(survey=study, key=row.key).update(count=row.count - 1)
+    AnswerPattern.objects.filter(pk=row.pk).update(count=row.count - 1)
     counts = joint_counts(study, [q["faculty"], q["cheat"]])
     assert sum(counts.values()) == 160
     assert counts == _from_answers(study, [q["faculty"], q["cheat"]], study.current_round)
@@ -381,8 +382,6 @@ def test_sealing_rewrites_the_patterns_so_none_keeps_its_last_writers_trace(
     table may say which one, or when."""
     from django.db import connection
 
-    from survey.sealing import seal_finished_hours
-
     earlier = datetime(2026, 11, 23, 9, tzinfo=UTC)
     monkeypatch.setattr("survey.models.current_hour", lambda: earlier)
     survey = make_survey(n_questions=4)
@@ -409,3 +408,23 @@ def test_sealing_rewrites_the_patterns_so_none_keeps_its_last_writers_trace(
     assert dict(AnswerPattern.objects.values_list("key", "count")) == counts
     if connection.vendor == "postgresql":
         assert len({xmin for _, xmin in after}) == 1
+
+
+def test_shards_of_a_pattern_add_up_and_the_seal_folds_them(owner, study, monkeypatch):
+    """Submissions with the same reports land on several rows (shards), so that
+    concurrent ones seldom wait for one row's lock; the counts are their sum, and
+    sealing leaves one row per pattern."""
+    earlier = datetime(2026, 11, 23, 9, tzinfo=UTC)
+    monkeypatch.setattr("survey.models.current_hour", lambda: earlier)
+    q = questions(study)
+    values = {q["faculty"]: 1, q["cheat"]: 1}
+    draws = itertools.count()
+    monkeypatch.setattr("survey.models.secrets.randbelow", lambda n: next(draws) % n)
+    for _ in range(6):
+        assert study.record_submission(uuid.uuid4(), values)
+    rows = AnswerPattern.objects.filter(survey=study)
+    assert rows.count() > 1 and sum(rows.values_list("count", flat=True)) == 6
+    assert joint_counts(study, [q["faculty"], q["cheat"]]) == {(1, 1): 6}
+    seal_finished_hours(before=earlier + timedelta(hours=1), rng=random.Random(7))
+    assert list(rows.values_list("shard", "count")) == [(0, 6)]
+    assert joint_counts(study, [q["faculty"], q["cheat"]]) == {(1, 1): 6}
