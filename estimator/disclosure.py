@@ -32,6 +32,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 DEFAULT_MIN_CELL = 10
 
 
@@ -119,3 +121,159 @@ def suppress_cells(
         # would let whoever knows the rule tell which counts could have been hidden.
         hidden |= {i for i in shown if counts[i] == smallest}
     return tuple(sorted(hidden))
+
+
+# --- Several breakdowns of the same respondents -------------------------------------------
+
+_EXPOSED = 1e-6  # a residual below this counts as recoverable: rounding only hides more
+
+
+def suppress_linked(
+    atoms: Sequence[Sequence[int]],
+    counts: Sequence[int],
+    sizes: Sequence[int],
+    k: int = DEFAULT_MIN_CELL,
+) -> list[tuple[int, ...]]:
+    """Cells to hide in several breakdowns of the same respondents (linked tables), so
+    that no hidden cell and no small group can be recovered from all of them together.
+
+    Every respondent falls into one *atom*, their combination of categories across the
+    tables (table t is one grouping question, "no answer" included as a category), and
+    every table partitions the atoms. A published cell gives its n and the sum of its
+    reports, so an attacker holding every table and the overall knows the sum over the
+    atoms of any linear combination of the shown cells' indicator vectors. A set of
+    respondents is *recoverable* when its indicator vector lies in their row space.
+
+    Parameters
+    ----------
+    atoms
+        ``atoms[a][t]``: the category of atom ``a`` in table ``t``.
+    counts
+        Respondents per atom; atoms with none are left out (an attacker may know that
+        a combination is impossible, e.g. a department of another faculty).
+    sizes
+        Number of categories of each table, as many as it shows.
+    k
+        Minimum number of respondents in a shown cell (the survey's setting).
+
+    Returns
+    -------
+    list of tuple of int
+        Per table, the indexes of the cells to hide, ascending. Each table's set
+        contains :func:`suppress_cells` of its own counts; then, while some *target* is
+        recoverable, the shown cell that its recovery leans on is hidden (in or
+        overlapping the target first, smallest first, then by position). Targets: every
+        hidden cell with respondents, every atom and every intersection of two cells of
+        different tables holding from 1 to k − 1 respondents -- except a set holding
+        every respondent, which is the overall figure, published anyway.
+
+    Notes
+    -----
+    Proven, on return: no target's indicator vector (over the non-empty atoms) lies in
+    the row space of the shown cells' and the overall's, so no linear combination of
+    the published counts or report sums equals a target's count or report sum, whatever
+    the attacker knows about which atoms are empty. Not covered: bounds from counts
+    being non-negative (within one table :func:`suppress_cells` keeps ≥ 2 hidden cells
+    holding ≥ k; across tables this is not checked), unions of three or more cells of
+    different tables, and outputs beyond these breakdowns. The test is numerical (SVD
+    with a tolerance on 0/1 vectors); an error in it can only hide more. Hiding stops at
+    the latest when only the overall is shown, where nothing but the whole set is
+    recoverable, so at most ``sum(sizes)`` rounds.
+
+    Examples
+    --------
+    Faculty (table 0) and department (table 1), nested: faculty 0 holds departments 0
+    (25) and 1 (5), faculty 1 holds departments 2 (12) and 3 (40). Alone, the
+    department table hides 5 and 12; but faculty 0 minus department 0 is the 5, so
+    department 0 goes too, and then faculty 1 minus department 3 is the 12, so 3 goes.
+
+    >>> suppress_linked([(0, 0), (0, 1), (1, 2), (1, 3)], [25, 5, 12, 40], [2, 4], k=10)
+    [(), (0, 1, 2, 3)]
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    counts = _check_counts(counts, None)
+    labels = np.array(atoms, dtype=int).reshape(len(counts), len(sizes))
+    if labels.size and (labels.min() < 0 or (labels >= np.array(sizes)).any()):
+        raise ValueError("every atom's category must be below its table's size")
+    keep = np.array(counts) > 0
+    labels, weights = labels[keep], np.array(counts, dtype=int)[keep]
+    cells = _cells(labels, sizes)
+    sums = cells @ weights
+    offsets = np.cumsum([0, *sizes])
+    hidden = np.zeros(len(cells), dtype=bool)
+    for t, size in enumerate(sizes):
+        for i in suppress_cells(sums[offsets[t] : offsets[t] + size].tolist(), k):
+            hidden[offsets[t] + i] = True
+    fixed = _small_sets(labels, weights, cells, offsets, k)
+    table_of = np.repeat(np.arange(len(sizes)), sizes)
+    while True:
+        exposed = _first_exposed(cells, weights, hidden, fixed)
+        if exposed is None:
+            break
+        target, table = exposed
+        hidden[_to_hide(cells, sums, hidden, target, table, table_of)] = True
+    return [
+        tuple(int(i) for i in np.flatnonzero(hidden[offsets[t] : offsets[t] + size]))
+        for t, size in enumerate(sizes)
+    ]
+
+
+def _cells(labels: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """One 0/1 row per cell (table by table, category by category) over the atoms."""
+    rows = [labels[:, t] == i for t, size in enumerate(sizes) for i in range(size)]
+    return np.array(rows, dtype=float).reshape(len(rows), len(labels))
+
+
+def _small_sets(labels, weights, cells, offsets, k) -> np.ndarray:
+    """Atoms and intersections of two cells of different tables with 1 … k − 1
+    respondents: recovering them would single out a small group."""
+    everyone = len(weights)
+    found = [np.eye(everyone)[a] for a in range(everyone) if weights[a] < k]
+    for t in range(len(offsets) - 1):
+        for u in range(t + 1, len(offsets) - 1):
+            for i in range(offsets[t], offsets[t + 1]):
+                for j in range(offsets[u], offsets[u + 1]):
+                    both = cells[i] * cells[j]
+                    if 0 < both @ weights < k and both.sum() > 1:
+                        found.append(both)
+    found = [v for v in found if v.sum() < everyone]  # the whole set is the overall
+    return np.array(found).reshape(len(found), everyone)
+
+
+def _shown_rows(cells: np.ndarray, hidden: np.ndarray) -> np.ndarray:
+    """The overall (all ones) and every shown cell."""
+    return np.vstack([np.ones(cells.shape[1]), cells[~hidden]])
+
+
+def _first_exposed(cells, weights, hidden, fixed) -> tuple[np.ndarray, int | None] | None:
+    """The first recoverable target, hidden cells first (with the table it is a cell
+    of), then the small atoms and intersections; None when nothing is."""
+    everyone = cells.shape[1]
+    if everyone == 0:
+        return None
+    hidden_cells = [(cells[i], i) for i in np.flatnonzero(hidden) if 0 < cells[i].sum() < everyone]
+    targets = hidden_cells + [(v, None) for v in fixed]
+    if not targets:
+        return None
+    _, s, vt = np.linalg.svd(_shown_rows(cells, hidden), full_matrices=False)
+    basis = vt[s > s[0] * 1e-10]
+    matrix = np.array([v for v, _ in targets])
+    residual = np.linalg.norm(matrix - (matrix @ basis.T) @ basis, axis=1)
+    for (vector, cell), r in zip(targets, residual, strict=True):
+        if r < _EXPOSED:
+            return vector, cell
+    return None
+
+
+def _to_hide(cells, sums, hidden, target, cell, table_of) -> int:
+    """The shown cell to hide next: one whose row the target's recovery uses, in the
+    exposed cell's table or overlapping the target first, then the smallest, then the
+    first. Some such cell exists: otherwise the target would be the overall."""
+    shown = np.flatnonzero(~hidden)
+    coefficients = np.linalg.lstsq(_shown_rows(cells, hidden).T, target, rcond=None)[0][1:]
+    used = [i for i, c in zip(shown, coefficients, strict=True) if abs(c) > 1e-9]
+    near = {i for i in used if (cells[i] @ target) > 0}
+    if cell is not None:
+        near |= {i for i in used if table_of[i] == table_of[cell]}
+    return min(used, key=lambda i: (i not in near, sums[i], i))
