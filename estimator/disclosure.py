@@ -29,6 +29,7 @@ References
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -161,18 +162,21 @@ def suppress_linked(
     list of tuple of int
         Per table, the indexes of the cells to hide, ascending. Each table's set
         contains :func:`suppress_cells` of its own counts; then, while some *target* is
-        recoverable, the shown cell that its recovery leans on is hidden (in or
-        overlapping the target first, smallest first, then by position). Targets: every
-        hidden cell with respondents, every atom and every intersection of two cells of
-        different tables holding from 1 to k − 1 respondents -- except a set holding
-        every respondent, which is the overall figure, published anyway.
+        recoverable, a shown cell that its recovery uses is hidden (in the target's
+        table or overlapping it first, smallest first, then by position). Targets: every
+        cell, every atom and every intersection of two cells of different tables
+        holding 1 to k − 1 respondents (the small groups the threshold protects), but
+        not a set of everyone, which is the overall figure, published anyway.
 
     Notes
     -----
     Proven, on return: no target's indicator vector (over the non-empty atoms) lies in
     the row space of the shown cells' and the overall's, so no linear combination of
     the published counts or report sums equals a target's count or report sum, whatever
-    the attacker knows about which atoms are empty. Not covered: bounds from counts
+    the attacker knows about which atoms are empty. A hidden cell of k or more (hidden
+    to protect a small one) may be recoverable when some atoms are known to be empty;
+    that tells nothing new, since whatever follows from it follows from the shown
+    cells, and every small set derived so is a target itself. Not covered: bounds from counts
     being non-negative (within one table :func:`suppress_cells` keeps ≥ 2 hidden cells
     holding ≥ k; across tables this is not checked), unions of three or more cells of
     different tables, and outputs beyond these breakdowns. The test is numerical (SVD
@@ -185,10 +189,11 @@ def suppress_linked(
     Faculty (table 0) and department (table 1), nested: faculty 0 holds departments 0
     (25) and 1 (5), faculty 1 holds departments 2 (12) and 3 (40). Alone, the
     department table hides 5 and 12; but faculty 0 minus department 0 is the 5, so
-    department 0 goes too, and then faculty 1 minus department 3 is the 12, so 3 goes.
+    department 0 goes too. (Faculty 1 minus department 3 gives the 12 back: a group
+    of k or more, hidden only to protect the 5, which it no longer needs to.)
 
     >>> suppress_linked([(0, 0), (0, 1), (1, 2), (1, 3)], [25, 5, 12, 40], [2, 4], k=10)
-    [(), (0, 1, 2, 3)]
+    [(), (0, 1, 2)]
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a whole number >= 1, got {k!r}")
@@ -205,14 +210,11 @@ def suppress_linked(
     for t, size in enumerate(sizes):
         for i in suppress_cells(sums[offsets[t] : offsets[t] + size].tolist(), k):
             hidden[offsets[t] + i] = True
-    fixed = _small_sets(labels, weights, cells, offsets, k)
+    targets = _small_sets(labels, weights, cells, offsets, k)
     table_of = np.repeat(np.arange(len(sizes)), sizes)
-    while True:
-        exposed = _first_exposed(cells, weights, hidden, fixed)
-        if exposed is None:
-            break
-        target, table = exposed
-        hidden[_to_hide(cells, sums, hidden, target, table, table_of)] = True
+    while (exposed := _first_exposed(cells, hidden, targets)) is not None:
+        target, cell = exposed
+        hidden[_to_hide(cells, sums, hidden, target, cell, table_of)] = True
     return [
         tuple(int(i) for i in np.flatnonzero(hidden[offsets[t] : offsets[t] + size]))
         for t, size in enumerate(sizes)
@@ -225,20 +227,20 @@ def _cells(labels: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     return np.array(rows, dtype=float).reshape(len(rows), len(labels))
 
 
-def _small_sets(labels, weights, cells, offsets, k) -> np.ndarray:
-    """Atoms and intersections of two cells of different tables with 1 … k − 1
-    respondents: recovering them would single out a small group."""
+def _small_sets(labels, weights, cells, offsets, k) -> list[tuple[np.ndarray, int | None]]:
+    """The sets whose recovery would single out a small group: cells (with their
+    index), atoms and intersections of two cells of different tables holding 1 … k − 1
+    respondents, but not everyone (that is the overall figure, published anyway)."""
     everyone = len(weights)
-    found = [np.eye(everyone)[a] for a in range(everyone) if weights[a] < k]
-    for t in range(len(offsets) - 1):
-        for u in range(t + 1, len(offsets) - 1):
-            for i in range(offsets[t], offsets[t + 1]):
-                for j in range(offsets[u], offsets[u + 1]):
-                    both = cells[i] * cells[j]
-                    if 0 < both @ weights < k and both.sum() > 1:
-                        found.append(both)
-    found = [v for v in found if v.sum() < everyone]  # the whole set is the overall
-    return np.array(found).reshape(len(found), everyone)
+    found = [(cells[i], i) for i in range(len(cells)) if 0 < cells[i] @ weights < k]
+    found += [(np.eye(everyone)[a], None) for a in range(everyone) if weights[a] < k]
+    for t, u in itertools.combinations(range(len(offsets) - 1), 2):
+        for i in range(offsets[t], offsets[t + 1]):
+            for j in range(offsets[u], offsets[u + 1]):
+                both = cells[i] * cells[j]
+                if 0 < both @ weights < k and both.sum() > 1:
+                    found.append((both, None))
+    return [(v, cell) for v, cell in found if v.sum() < everyone]
 
 
 def _shown_rows(cells: np.ndarray, hidden: np.ndarray) -> np.ndarray:
@@ -246,24 +248,15 @@ def _shown_rows(cells: np.ndarray, hidden: np.ndarray) -> np.ndarray:
     return np.vstack([np.ones(cells.shape[1]), cells[~hidden]])
 
 
-def _first_exposed(cells, weights, hidden, fixed) -> tuple[np.ndarray, int | None] | None:
-    """The first recoverable target, hidden cells first (with the table it is a cell
-    of), then the small atoms and intersections; None when nothing is."""
-    everyone = cells.shape[1]
-    if everyone == 0:
-        return None
-    hidden_cells = [(cells[i], i) for i in np.flatnonzero(hidden) if 0 < cells[i].sum() < everyone]
-    targets = hidden_cells + [(v, None) for v in fixed]
+def _first_exposed(cells, hidden, targets) -> tuple[np.ndarray, int | None] | None:
+    """The first target in the row space of the shown cells, or None."""
     if not targets:
         return None
     _, s, vt = np.linalg.svd(_shown_rows(cells, hidden), full_matrices=False)
     basis = vt[s > s[0] * 1e-10]
     matrix = np.array([v for v, _ in targets])
     residual = np.linalg.norm(matrix - (matrix @ basis.T) @ basis, axis=1)
-    for (vector, cell), r in zip(targets, residual, strict=True):
-        if r < _EXPOSED:
-            return vector, cell
-    return None
+    return next((t for t, r in zip(targets, residual, strict=True) if r < _EXPOSED), None)
 
 
 def _to_hide(cells, sums, hidden, target, cell, table_of) -> int:

@@ -15,21 +15,25 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from django.db.models import Count, FilteredRelation, Q, Sum
 
 from estimator.crosstab import crosstab
-from estimator.disclosure import suppress_cells
+from estimator.disclosure import suppress_linked
+from estimator.estimates import MEAN_METHODS
 from estimator.regression import design_matrix, fit
 from survey.exports import question_columns
 from survey.models import AnswerPattern, Question, Submission, Survey, Tally
 
 RANDOMIZED_CATEGORICAL = (Question.Kind.BINARY, Question.Kind.CHOICE)
 DIRECT_CATEGORICAL = (Question.Kind.BINARY, Question.Kind.CHOICE)
+BROKEN_DOWN = (*RANDOMIZED_CATEGORICAL, Question.Kind.NUMBER)
 
 
 def joint_counts(
@@ -162,9 +166,15 @@ def _finite(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def estimate_entry(question: Question, counts: Sequence[int], level: float, method: str) -> dict:
-    """A randomized question's estimate from its report counts, as the estimates endpoint
-    gives it: yes/no keys for a binary question, one entry per option for a choice one."""
+def estimate_entry(
+    question: Question, reports: Mapping[int, int], level: float, method: str
+) -> dict:
+    """A randomized question's estimate from its reports (``{report: respondents}``), as
+    the estimates endpoint gives it: yes/no keys for a binary question, one entry per
+    option for a choice one, the mean and its t interval for a number one."""
+    if question.kind == Question.Kind.NUMBER:
+        return _number_entry(question, reports, level)
+    counts = [reports.get(r, 0) for r in range(len(categories(question)))]
     if question.kind == Question.Kind.BINARY:
         est = question.design.estimate(counts[1], sum(counts))
         low, high = est.ci(level, method) or (None, None)
@@ -179,7 +189,7 @@ def estimate_entry(question: Question, counts: Sequence[int], level: float, meth
             "ci_high": high,
             "contradicts_design": est.contradicts_design(level, method),
         }
-    est = question.design.estimate(list(counts))
+    est = question.design.estimate(counts)
     options = []
     for j, text in enumerate(question.options):
         line = est.options[j]
@@ -204,43 +214,178 @@ def estimate_entry(question: Question, counts: Sequence[int], level: float, meth
     }
 
 
+def _number_entry(question: Question, reports: Mapping[int, int], level: float) -> dict:
+    """The mean of a number question's reports with its t interval, as on the results
+    page: from (count, Σ report, Σ report²)."""
+    stats = (
+        sum(reports.values()),
+        sum(r * n for r, n in reports.items()),
+        sum(r * r * n for r, n in reports.items()),
+    )
+    est = question.design.estimate(stats)
+    low, high = est.ci(level) or (None, None)
+    return {
+        "n": est.n,
+        "mean": est.estimate,
+        "mean_unbiased": est.estimate_unbiased,
+        "std_error": est.std_error,
+        "ci_low": low,
+        "ci_high": high,
+        "contradicts_design": est.contradicts_design(level),
+    }
+
+
+NO_ANSWER = "No answer"
+Atoms = Counter[tuple[int, tuple[int | None, ...]]]
+
+
+def grouping_questions(survey: Survey) -> list[Question]:
+    """The directly asked yes/no and choice questions: what a breakdown can group by."""
+    return [
+        q
+        for q in survey.questions.all()
+        if not q.design.randomized and q.kind in DIRECT_CATEGORICAL
+    ]
+
+
+def respondent_atoms(survey: Survey, question: Question, groups: Sequence[Question]) -> Atoms:
+    """``{(report, (answer to each of groups or None)): respondents}`` over everyone who
+    answered ``question``, None meaning the grouping question was left unanswered.
+
+    When no respondent of ``question`` skipped any of ``groups`` (the usual case) that
+    is one :func:`joint_counts` over them all, checked against the question's own count;
+    otherwise the counts per exact set of answered groups come by inclusion–exclusion
+    from one :func:`joint_counts` per subset of the groups (a handful of questions).
+    """
+    ids = [g.id for g in groups]
+    everyone = joint_counts(survey, [question.id])
+    full = joint_counts(survey, [question.id, *ids]) if ids else everyone
+    if sum(full.values()) == sum(everyone.values()):
+        return Counter({(key[0], tuple(key[1:])): n for key, n in full.items()})
+    exact: dict[tuple[int, ...], Counter] = {}
+    for size in range(len(ids), -1, -1):
+        for subset in itertools.combinations(range(len(ids)), size):
+            counts = joint_counts(survey, [question.id, *(ids[i] for i in subset)])
+            for larger, its in exact.items():
+                if set(subset) < set(larger):
+                    at = [larger.index(i) for i in subset]
+                    for (report, *values), n in its.items():
+                        counts[(report, *(values[j] for j in at))] -= n
+            exact[subset] = +counts
+    atoms: Atoms = Counter()
+    for subset, counts in exact.items():
+        for (report, *values), n in counts.items():
+            answers = dict(zip(subset, values, strict=True))
+            atoms[(report, tuple(answers.get(i) for i in range(len(ids))))] += n
+    return atoms
+
+
+@dataclass(frozen=True)
+class LinkedBreakdowns:
+    """Every breakdown of one randomized question, by each grouping question, with the
+    cells hidden across all of them (:func:`estimator.disclosure.suppress_linked`)."""
+
+    question: Question
+    groups: list[Question]
+    atoms: Atoms
+    hidden: dict[int, set[int | None]]
+    min_cell_count: int
+
+    @classmethod
+    def of(cls, survey: Survey, question: Question) -> LinkedBreakdowns:
+        groups = grouping_questions(survey)
+        atoms = respondent_atoms(survey, question, groups)
+        per_atom: Counter[tuple] = Counter()
+        for (_, values), n in atoms.items():
+            per_atom[values] += n
+        combos = sorted(per_atom, key=lambda v: tuple((x is None, x or 0) for x in v))
+        shown = [_shown_categories(g, {v[t] for v in combos}) for t, g in enumerate(groups)]
+        k = survey.min_cell_count
+        hidden = suppress_linked(
+            [[shown[t].index(v[t]) for t in range(len(groups))] for v in combos],
+            [per_atom[v] for v in combos],
+            [len(s) for s in shown],
+            k=k,
+        )
+        return cls(
+            question,
+            groups,
+            atoms,
+            {g.id: {shown[t][i] for i in hidden[t]} for t, g in enumerate(groups)},
+            k,
+        )
+
+    def cells(self, by: Question) -> list[tuple[int | None, str, Counter[int]]]:
+        """``(category, text, {report: respondents})`` per category of ``by``, "No
+        answer" (category None) last when anyone left ``by`` unanswered."""
+        t = self.groups.index(by)
+        reports: dict[int | None, Counter[int]] = {}
+        for (report, values), n in self.atoms.items():
+            reports.setdefault(values[t], Counter())[report] += n
+        labels = categories(by)
+        listed = _shown_categories(by, set(reports))
+        return [
+            (c, NO_ANSWER if c is None else labels[c], reports.get(c, Counter())) for c in listed
+        ]
+
+    def overall(self) -> Counter[int]:
+        everyone: Counter[int] = Counter()
+        for (report, _), n in self.atoms.items():
+            everyone[report] += n
+        return everyone
+
+
+def _shown_categories(group: Question, present: set) -> list[int | None]:
+    """Every option of ``group``, and None ("No answer") if someone left it unanswered:
+    listing an empty "No answer" would only cost another hidden cell, and its absence
+    says that nobody skipped, nothing about anyone."""
+    listed: list[int | None] = list(range(len(categories(group))))
+    return listed + [None] if None in present else listed
+
+
 def breakdown(survey: Survey, question_raw, by_raw, level: float, method: str) -> dict:
     """A randomized question's estimate per category of a directly asked question, with
-    the cells that could single out a small group hidden (:func:`suppress_cells`).
+    the cells that could single out a small group hidden.
 
-    A hidden cell carries no numbers at all, and every hidden cell looks the same. The
-    overall figure beside the cells is over the same respondents (those who answered
-    both questions), so that total minus the shown cells is exactly the pooled hidden
-    cells: at least k respondents in at least two cells.
+    The overall figure is the question's own estimate over all its respondents (the
+    results page's), the same for every grouping; those who left the grouping question
+    unanswered are one more category, "No answer". The hidden cells are chosen over all
+    breakdowns of the question at once (:class:`LinkedBreakdowns`), so that no hidden
+    cell can be recovered by combining several of them. A hidden cell carries no
+    numbers at all, and every hidden cell looks the same.
     """
-    question = _randomized(survey, "question", question_raw, RANDOMIZED_CATEGORICAL)
+    question = _randomized(survey, "question", question_raw, BROKEN_DOWN)
     by = _direct(survey, "by", by_raw, DIRECT_CATEGORICAL)
-    reports = range(len(categories(question)))
-    counts = joint_counts(survey, [by.id, question.id])
-    labels = categories(by)
-    cells = [[counts.get((i, r), 0) for r in reports] for i in range(len(labels))]
-    k = survey.min_cell_count
-    hidden = set(suppress_cells([sum(cell) for cell in cells], k=k))
-    total = [sum(column) for column in zip(*cells, strict=True)] if cells else []
+    return breakdown_of(LinkedBreakdowns.of(survey, question), by, level, method)
+
+
+def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: str) -> dict:
+    """One breakdown of :class:`LinkedBreakdowns`, as the API gives it."""
+    question = linked.question
+    if question.kind == Question.Kind.NUMBER:
+        method = MEAN_METHODS[0]
     entries = []
-    for i, (label, cell) in enumerate(zip(labels, cells, strict=True)):
-        entry = {"category": i, "text": label, "suppressed": i in hidden}
-        if i not in hidden:
-            entry.update(estimate_entry(question, cell, level, method))
+    for category, text, reports in linked.cells(by):
+        entry = {"category": category, "text": text, "suppressed": category in linked.hidden[by.id]}
+        if not entry["suppressed"]:
+            entry.update(estimate_entry(question, reports, level, method))
         entries.append(entry)
-    return {
-        "survey": survey.id,
+    result = {
+        "survey": question.survey_id,
         "question": question.id,
         "text": question.text,
         "kind": question.kind,
         "by": by.id,
         "by_text": by.text,
-        "min_cell_count": k,
+        "min_cell_count": linked.min_cell_count,
         "level": level,
         "method": method,
-        "overall": estimate_entry(question, total, level, method),
+        "overall": estimate_entry(question, linked.overall(), level, method),
         "categories": entries,
     }
+    if question.kind == Question.Kind.NUMBER:
+        result |= {"lower": question.design.lower, "upper": question.design.upper}
+    return result
 
 
 def crosstab_of(survey: Survey, a_raw, b_raw, level: float) -> dict:
@@ -407,21 +552,21 @@ ALL = "(all)"
 
 
 def breakdown_pairs(survey: Survey) -> list[tuple[Question, Question]]:
-    """Every (randomized yes/no or choice question, directly asked yes/no or choice
-    question) pair of the survey: the breakdowns the exports hold."""
-    found = list(survey.questions.all())
+    """Every (randomized yes/no, choice or number question, directly asked yes/no or
+    choice question) pair of the survey: the breakdowns the exports hold."""
+    groups = grouping_questions(survey)
     return [
         (question, by)
-        for question in found
-        if question.design.randomized and question.kind in RANDOMIZED_CATEGORICAL
-        for by in found
-        if not by.design.randomized and by.kind in DIRECT_CATEGORICAL
+        for question in survey.questions.all()
+        if question.design.randomized and question.kind in BROKEN_DOWN
+        for by in groups
     ]
 
 
 def _csv_rows(question: Question, by: Question, category, text, entry: dict | None):
-    """One row per estimate of a breakdown cell (per option for a choice question);
-    a hidden cell is one row with nothing but its name."""
+    """One row per estimate of a breakdown cell (per option for a choice question; the
+    mean in ``estimate`` for a number question); a hidden cell is one row with nothing
+    but its name."""
     base = {
         "question": question.id,
         "question_text": question.text,
@@ -443,6 +588,14 @@ def _csv_rows(question: Question, by: Question, category, text, entry: dict | No
                 "raw_rate": option["raw_rate"],
                 **{key: option[key] for key in BREAKDOWN_COLUMNS[10:] if key in option},
             }
+    elif "mean" in entry:
+        yield {
+            **base,
+            "n": entry["n"],
+            "estimate": entry["mean"],
+            "estimate_unbiased": entry["mean_unbiased"],
+            **{key: entry[key] for key in BREAKDOWN_COLUMNS[14:]},
+        }
     else:
         yield {
             **base,
@@ -455,12 +608,16 @@ def _csv_rows(question: Question, by: Question, category, text, entry: dict | No
 
 def breakdowns_csv(survey: Survey, level: float, method: str) -> str:
     """Every breakdown of the survey as CSV, hidden cells hidden exactly as in the API:
-    one ``(all)`` row (or one per option) and then the categories, per pair."""
+    one ``(all)`` row (or one per option) and then the categories, per pair ("No
+    answer" with an empty category)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=BREAKDOWN_COLUMNS, lineterminator="\n")
     writer.writeheader()
+    linked = {}
     for question, by in breakdown_pairs(survey):
-        result = breakdown(survey, question.id, by.id, level, method)
+        if question.id not in linked:
+            linked[question.id] = LinkedBreakdowns.of(survey, question)
+        result = breakdown_of(linked[question.id], by, level, method)
         rows = list(_csv_rows(question, by, "", ALL, result["overall"]))
         for cell in result["categories"]:
             entry = None if cell["suppressed"] else cell
