@@ -39,7 +39,8 @@ class BreakdownOptionSerializer(IntervalFields):
 
 
 class BreakdownEstimateSerializer(serializers.Serializer):
-    """An estimate entry: yes/no keys for a binary question, ``options`` for a choice one."""
+    """An estimate entry: yes/no keys for a binary question, ``options`` for a choice
+    one, the mean and its t interval for a number one."""
 
     n = serializers.IntegerField(required=False)
     yes_count = serializers.IntegerField(required=False)
@@ -50,11 +51,19 @@ class BreakdownEstimateSerializer(serializers.Serializer):
     ci_low = serializers.FloatField(required=False, allow_null=True)
     ci_high = serializers.FloatField(required=False, allow_null=True)
     options = BreakdownOptionSerializer(many=True, required=False)
+    mean = serializers.FloatField(
+        required=False, allow_null=True, help_text="number questions: clipped to the bounds"
+    )
+    mean_unbiased = serializers.FloatField(required=False, allow_null=True)
     contradicts_design = serializers.BooleanField(required=False)
 
 
 class BreakdownCategorySerializer(BreakdownEstimateSerializer):
-    category = serializers.IntegerField()
+    category = serializers.IntegerField(
+        allow_null=True,
+        help_text="the option's index; null for those who left the grouping question "
+        'unanswered ("No answer", listed when there are any)',
+    )
     text = serializers.CharField()
     suppressed = serializers.BooleanField(
         help_text="true: hidden, and then no other number is given"
@@ -65,7 +74,7 @@ class BreakdownSerializer(serializers.Serializer):
     survey = serializers.IntegerField()
     question = serializers.IntegerField()
     text = serializers.CharField()
-    kind = serializers.ChoiceField(["binary", "choice"])
+    kind = serializers.ChoiceField(["binary", "choice", "number"])
     by = serializers.IntegerField()
     by_text = serializers.CharField()
     min_cell_count = serializers.IntegerField(
@@ -73,8 +82,12 @@ class BreakdownSerializer(serializers.Serializer):
         "so that no hidden cell can be recovered by differencing"
     )
     level = serializers.FloatField()
-    method = serializers.CharField()
-    overall = BreakdownEstimateSerializer()
+    method = serializers.CharField(help_text='"t" for a number question')
+    lower = serializers.IntegerField(required=False, help_text="number questions only")
+    upper = serializers.IntegerField(required=False, help_text="number questions only")
+    overall = BreakdownEstimateSerializer(
+        help_text="the question's estimate over all its respondents, as on the results page"
+    )
     categories = BreakdownCategorySerializer(many=True)
 
 
@@ -180,11 +193,13 @@ def _answer(analysis, *args) -> Response:
 )
 @api_view(["GET"])
 def breakdown_endpoint(request: Request, survey_id: int) -> Response:
-    """A randomized question's estimate per category of a directly asked one.
+    """A randomized question's estimate (yes/no, choice or the mean of a number) per
+    category of a directly asked one, and for those who left it unanswered.
 
     Cells with fewer than the survey's ``min_cell_count`` respondents are hidden, and so
-    are further cells until no hidden cell can be recovered from the overall figure
-    minus the shown ones; a hidden cell carries no numbers.
+    are further cells, chosen over every breakdown of the question together, until no
+    small group can be recovered from the overall figure and the shown cells of all of
+    them; a hidden cell carries no numbers.
     """
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, method = _options(request.query_params)
@@ -231,8 +246,9 @@ def regression_endpoint(request: Request, survey_id: int) -> Response:
 @api_view(["GET"])
 @renderer_classes([JSONRenderer, CSVRenderer])
 def breakdowns_csv_endpoint(request: Request, survey_id: int):
-    """Every breakdown (each randomized yes/no or choice question by each directly
-    asked yes/no or choice question) as CSV, with the cells hidden as in the API."""
+    """Every breakdown (each randomized yes/no, choice or number question by each
+    directly asked yes/no or choice question) as CSV, with the cells hidden as in the
+    API."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, method = _options(request.query_params)
     return csv_download(breakdowns_csv(survey, level, method), f"survey-{survey.id}-breakdowns.csv")

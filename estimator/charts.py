@@ -499,10 +499,16 @@ def _odds(value: float) -> str:
 
 
 def interval_chart(
-    rows: list[IntervalRow], *, title: str, label: str, odds_ratios: bool = False
+    rows: list[IntervalRow],
+    *,
+    title: str,
+    label: str,
+    odds_ratios: bool = False,
+    scale: Scale | None = None,
 ) -> SafeString:
     """Estimates with intervals, one row each, as the forest plot draws them: on a
-    0–100 % axis, or for ``odds_ratios`` on a log axis with a line at 1 (no effect).
+    0–100 % axis, on ``scale`` (a number question's bounds), or for ``odds_ratios`` on a
+    log axis with a line at 1 (no effect).
 
     Used by the breakdown (one row per category), the cross-tab (one per cell) and the
     model (one per coefficient's odds ratio)."""
@@ -527,6 +533,13 @@ def interval_chart(
             return min(1.0, max(0.0, (np.log10(value) + bound) / (2 * bound)))
 
         tick_text, show = (lambda t: f"{t:g}"), _odds
+    elif scale is not None:
+        ticks = list(scale.ticks)
+
+        def position(value: float) -> float:
+            return min(1.0, max(0.0, scale.fraction(value)))
+
+        tick_text, show = scale.tick, scale.read
     else:
         ticks = list(TICKS)
 

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from estimator.analysis import parse_estimate_options, survey_results
 from estimator.charts import (
     IntervalRow,
+    bounds_scale,
     estimates_over_time,
     forest_plot,
     interval_chart,
@@ -22,7 +23,9 @@ from estimator.charts import (
     thin,
 )
 from estimator.grouped import (
+    BROKEN_DOWN,
     DIRECT_CATEGORICAL,
+    NO_ANSWER,
     RANDOMIZED_CATEGORICAL,
     AnalysisError,
     breakdown,
@@ -98,11 +101,11 @@ def _choices(survey, randomized: bool, kinds) -> list:
 @login_required
 @require_GET
 def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
-    """A randomized question's estimate per category of a directly asked one; hidden
-    cells look alike and carry no numbers (see :func:`estimator.grouped.breakdown`)."""
+    """A randomized question's estimate (or mean) per category of a directly asked one;
+    hidden cells look alike and carry no numbers (see :func:`estimator.grouped.breakdown`)."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, method, errors = parse_estimate_options(request.GET)
-    questions = _choices(survey, True, RANDOMIZED_CATEGORICAL)
+    questions = _choices(survey, True, BROKEN_DOWN)
     groups = _choices(survey, False, DIRECT_CATEGORICAL)
     picked = _picked(request, "question", questions), _picked(request, "by", groups)
     result, chart = None, ""
@@ -112,10 +115,12 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
         except AnalysisError as error:
             errors.append(error.message)
     if result:
+        number = result["kind"] == Question.Kind.NUMBER
         chart = interval_chart(
             _breakdown_rows(result),
             title=f"“{result['text']}” by “{result['by_text']}”, {level * 100:g} % intervals",
             label="breakdown",
+            scale=bounds_scale(result["lower"], result["upper"]) if number else None,
         )
     return _analysis_page(
         request,
@@ -133,6 +138,7 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
             "method": method,
             "methods": INTERVAL_METHODS,
             "hidden": HIDDEN,
+            "no_answer": NO_ANSWER,
         },
     )
 
@@ -160,16 +166,10 @@ def _breakdown_rows(result: dict) -> list[IntervalRow]:
                 for o in cell["options"]
                 if o["estimate"] is not None
             ]
-        elif cell["estimate"] is not None:
-            rows.append(
-                IntervalRow(
-                    cell["text"],
-                    cell["estimate"],
-                    cell["ci_low"],
-                    cell["ci_high"],
-                    f"n = {cell['n']}",
-                )
-            )
+        elif cell["ci_low"] is not None:  # the mean of a number question is its estimate
+            estimate = cell.get("estimate", cell.get("mean"))
+            note = f"n = {cell['n']}"
+            rows.append(IntervalRow(cell["text"], estimate, cell["ci_low"], cell["ci_high"], note))
     return rows
 
 
