@@ -3,6 +3,7 @@ from __future__ import annotations
 import doctest
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from estimator import disclosure
-from estimator.disclosure import suppress_cells
+from estimator.disclosure import suppress_cells, suppress_linked
 
 cells = st.lists(st.integers(min_value=0, max_value=60), min_size=2, max_size=8)
 thresholds = st.integers(min_value=1, max_value=25)
@@ -178,3 +179,150 @@ def test_two_small_cells_summing_to_k_need_nothing_more():
 def test_bad_inputs_are_refused(counts, k, total, message):
     with pytest.raises(ValueError, match=message):
         suppress_cells(counts, k, total)
+
+
+# --- Several breakdowns of the same respondents (linked tables) -----------------------------
+
+
+def exact_rank(rows: list[list[int]]) -> int:
+    """Rank over the rationals by Gaussian elimination with fractions: no tolerance."""
+    matrix = [[Fraction(x) for x in row] for row in rows]
+    rank = 0
+    for column in range(len(matrix[0]) if matrix else 0):
+        pivot = next((r for r in range(rank, len(matrix)) if matrix[r][column]), None)
+        if pivot is None:
+            continue
+        matrix[rank], matrix[pivot] = matrix[pivot], matrix[rank]
+        for r in range(len(matrix)):
+            if r != rank and matrix[r][column]:
+                factor = matrix[r][column] / matrix[rank][column]
+                matrix[r] = [a - factor * b for a, b in zip(matrix[r], matrix[rank], strict=True)]
+        rank += 1
+    return rank
+
+
+def small_sets(atoms, counts, sizes, k):
+    """Every cell, atom and intersection of two cells of different tables holding
+    1 … k − 1 respondents (not everyone), as indicator vectors over the non-empty atoms."""
+    present = [(a, n) for a, n in zip(atoms, counts, strict=True) if n]
+    cells = {
+        (t, i): [int(a[t] == i) for a, _ in present]
+        for t in range(len(sizes))
+        for i in range(sizes[t])
+    }
+    found = list(cells.values())
+    found += [[int(j == i) for j in range(len(present))] for i in range(len(present))]
+    for (t, i), (u, j) in itertools.combinations(cells, 2):
+        if t != u:
+            found.append([x * y for x, y in zip(cells[t, i], cells[u, j], strict=True)])
+    weights = [n for _, n in present]
+    return cells, [
+        v
+        for v in found
+        if 0 < sum(x * w for x, w in zip(v, weights, strict=True)) < k and sum(v) < len(present)
+    ]
+
+
+def recoverable(atoms, counts, sizes, hidden, k) -> list[list[int]]:
+    """The small sets in the row space of the overall and the shown cells."""
+    cells, targets = small_sets(atoms, counts, sizes, k)
+    shown = [[1] * len(next(iter(cells.values()), []))] + [
+        row for (t, i), row in cells.items() if i not in hidden[t]
+    ]
+    base = exact_rank(shown)
+    return [v for v in targets if exact_rank([*shown, v]) == base]
+
+
+def per_table(atoms, counts, sizes, k):
+    """What each table alone would hide."""
+    return [
+        suppress_cells(
+            [sum(n for a, n in zip(atoms, counts, strict=True) if a[t] == i) for i in range(size)],
+            k,
+        )
+        for t, size in enumerate(sizes)
+    ]
+
+
+NESTED = ([(0, 0), (0, 1), (1, 2), (1, 3)], [25, 5, 12, 40], [2, 4])
+
+
+def test_per_table_suppression_leaves_a_nested_small_cell_recoverable():
+    atoms, counts, sizes = NESTED
+    alone = per_table(atoms, counts, sizes, 10)
+    assert alone == [(), (1, 2)]  # department 1 (5) hidden with department 2 (12)
+    assert [0, 1, 0, 0] in recoverable(atoms, counts, sizes, alone, 10)  # faculty 0 − 25
+
+
+def test_linked_suppression_protects_the_nested_small_cell():
+    atoms, counts, sizes = NESTED
+    hidden = suppress_linked(atoms, counts, sizes, k=10)
+    assert hidden == [(), (0, 1, 2)]
+    assert recoverable(atoms, counts, sizes, hidden, 10) == []
+
+
+def test_margins_of_a_full_cross_classification_hide_nothing_more():
+    # Faculty × job, every combination present: a 2 × 2 table's margins never give a cell.
+    atoms = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert suppress_linked(atoms, [25, 5, 12, 40], [2, 2], k=10) == [(), ()]
+
+
+def test_a_small_skipped_group_is_protected_across_two_groupings():
+    # Table 1 has a "no answer" category (index 2) of 3 people who answered table 0.
+    atoms = [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2)]
+    counts = [30, 30, 30, 30, 3]
+    hidden = suppress_linked(atoms, counts, [2, 3], k=10)
+    assert 2 in hidden[1]
+    assert recoverable(atoms, counts, [2, 3], hidden, 10) == []
+
+
+def test_the_result_does_not_depend_on_the_order_of_the_atoms():
+    atoms, counts, sizes = NESTED
+    order = [2, 0, 3, 1]
+    shuffled = suppress_linked([atoms[i] for i in order], [counts[i] for i in order], sizes, k=10)
+    assert shuffled == suppress_linked(atoms, counts, sizes, k=10)
+
+
+def test_empty_atoms_are_ignored_and_no_tables_is_fine():
+    assert suppress_linked([(0, 0), (1, 1)], [0, 50], [2, 2], k=10) == [(0, 1), (0, 1)]
+    assert suppress_linked([(), ()], [3, 40], [], k=10) == []
+    assert suppress_linked([], [], [2], k=10) == [(0, 1)]
+
+
+@pytest.mark.parametrize(
+    ("atoms", "counts", "sizes", "k", "message"),
+    [
+        ([(0, 0)], [3], [2, 2], 0, "k must be"),
+        ([(0, 0)], [-3], [2, 2], 10, ">= 0"),
+        ([(0, 2)], [3], [2, 2], 10, "below its table's size"),
+        ([(0, -1)], [3], [2, 2], 10, "below its table's size"),
+    ],
+)
+def test_bad_linked_inputs_are_refused(atoms, counts, sizes, k, message):
+    with pytest.raises(ValueError, match=message):
+        suppress_linked(atoms, counts, sizes, k=k)
+
+
+@st.composite
+def linked_tables(draw):
+    """2–3 tables of 2–4 categories, some combinations present, counts 1–40; sometimes
+    table 1 nested in table 0 (each of its categories inside one of table 0's)."""
+    sizes = draw(st.lists(st.integers(2, 4), min_size=2, max_size=3))
+    nested = draw(st.booleans())
+    parent = [draw(st.integers(0, sizes[0] - 1)) for _ in range(sizes[1])]
+    every = list(itertools.product(*(range(s) for s in sizes)))
+    if nested:
+        every = [a for a in every if parent[a[1]] == a[0]]
+    chosen = draw(st.lists(st.sampled_from(every), min_size=1, max_size=12, unique=True))
+    counts = [draw(st.integers(1, 40)) for _ in chosen]
+    return chosen, counts, sizes
+
+
+@settings(max_examples=200, deadline=None)
+@given(tables=linked_tables(), k=st.integers(2, 12))
+def test_no_small_group_is_in_the_row_space_of_what_is_shown(tables, k):
+    atoms, counts, sizes = tables
+    hidden = suppress_linked(atoms, counts, sizes, k=k)
+    assert recoverable(atoms, counts, sizes, hidden, k) == []
+    for alone, linked in zip(per_table(atoms, counts, sizes, k), hidden, strict=True):
+        assert set(alone) <= set(linked)  # it only ever adds to each table's own rule
