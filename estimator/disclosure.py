@@ -227,20 +227,35 @@ def _cells(labels: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     return np.array(rows, dtype=float).reshape(len(rows), len(labels))
 
 
-def _small_sets(labels, weights, cells, offsets, k) -> list[tuple[np.ndarray, int | None]]:
-    """The sets whose recovery would single out a small group: cells (with their
-    index), atoms and intersections of two cells of different tables holding 1 … k − 1
-    respondents, but not everyone (that is the overall figure, published anyway)."""
+def _small_sets(labels, weights, cells, offsets, k) -> tuple[np.ndarray, list[int | None]]:
+    """The sets whose recovery would single out a small group, as rows of 0/1 over the
+    atoms, with the cell each one is (or None): cells, atoms and intersections of two
+    cells of different tables holding 1 … k − 1 respondents, but not everyone (that is
+    the overall figure, published anyway)."""
     everyone = len(weights)
-    found = [(cells[i], i) for i in range(len(cells)) if 0 < cells[i] @ weights < k]
-    found += [(np.eye(everyone)[a], None) for a in range(everyone) if weights[a] < k]
+    small = [i for i in range(len(cells)) if 0 < cells[i] @ weights < k]
+    rows, names = [cells[small]], [*small]
+    atoms = np.flatnonzero(weights < k)
+    rows.append(_unit_rows(atoms, everyone))
+    names += [None] * len(atoms)
     for t, u in itertools.combinations(range(len(offsets) - 1), 2):
-        for i in range(offsets[t], offsets[t + 1]):
-            for j in range(offsets[u], offsets[u + 1]):
-                both = cells[i] * cells[j]
-                if 0 < both @ weights < k and both.sum() > 1:
-                    found.append((both, None))
-    return [(v, cell) for v, cell in found if v.sum() < everyone]
+        both = (
+            cells[offsets[t] : offsets[t + 1], None, :]
+            * cells[None, offsets[u] : offsets[u + 1], :]
+        )
+        both = both.reshape(-1, everyone)
+        keep = (both @ weights > 0) & (both @ weights < k) & (both.sum(axis=1) > 1)
+        rows.append(both[keep])
+        names += [None] * int(keep.sum())
+    matrix = np.vstack(rows) if rows else np.zeros((0, everyone))
+    whole = matrix.sum(axis=1) < everyone
+    return matrix[whole], [name for name, keep in zip(names, whole, strict=True) if keep]
+
+
+def _unit_rows(indexes: np.ndarray, size: int) -> np.ndarray:
+    rows = np.zeros((len(indexes), size))
+    rows[np.arange(len(indexes)), indexes] = 1.0
+    return rows
 
 
 def _shown_rows(cells: np.ndarray, hidden: np.ndarray) -> np.ndarray:
@@ -250,13 +265,14 @@ def _shown_rows(cells: np.ndarray, hidden: np.ndarray) -> np.ndarray:
 
 def _first_exposed(cells, hidden, targets) -> tuple[np.ndarray, int | None] | None:
     """The first target in the row space of the shown cells, or None."""
-    if not targets:
+    matrix, names = targets
+    if not len(matrix):
         return None
     _, s, vt = np.linalg.svd(_shown_rows(cells, hidden), full_matrices=False)
     basis = vt[s > s[0] * 1e-10]
-    matrix = np.array([v for v, _ in targets])
     residual = np.linalg.norm(matrix - (matrix @ basis.T) @ basis, axis=1)
-    return next((t for t, r in zip(targets, residual, strict=True) if r < _EXPOSED), None)
+    first = np.flatnonzero(residual < _EXPOSED)
+    return (matrix[first[0]], names[first[0]]) if len(first) else None
 
 
 def _to_hide(cells, sums, hidden, target, cell, table_of) -> int:
