@@ -258,26 +258,39 @@ def respondent_atoms(survey: Survey, question: Question, groups: Sequence[Questi
     from one :func:`joint_counts` per subset of the groups (a handful of questions).
     """
     ids = [g.id for g in groups]
-    everyone = joint_counts(survey, [question.id])
-    full = joint_counts(survey, [question.id, *ids]) if ids else everyone
-    if sum(full.values()) == sum(everyone.values()):
-        return Counter({(key[0], tuple(key[1:])): n for key, n in full.items()})
+    every = tuple(range(len(ids)))
+
+    def read(subset: tuple[int, ...]) -> Counter[tuple[int, ...]]:
+        return joint_counts(survey, [question.id, *(ids[i] for i in subset)])
+
+    known = {(): read(())}
+    known[every] = read(every) if ids else known[()]
+    if sum(known[every].values()) == sum(known[()].values()):
+        return Counter({(key[0], tuple(key[1:])): n for key, n in known[every].items()})
+    atoms: Atoms = Counter()
+    exact = _by_answered_set(len(ids), lambda s: known[s] if s in known else read(s))
+    for subset, counts in exact.items():
+        for (report, *values), n in counts.items():
+            answers = dict(zip(subset, values, strict=True))
+            atoms[(report, tuple(answers.get(i) for i in range(len(ids))))] += n
+    return atoms
+
+
+def _by_answered_set(size: int, read) -> dict[tuple[int, ...], Counter]:
+    """Inclusion–exclusion: ``read(subset)`` counts everyone who answered at least the
+    groups in ``subset`` (by report and their answers); the result, everyone who
+    answered exactly those, is what remains after taking away every larger subset's."""
     exact: dict[tuple[int, ...], Counter] = {}
-    for size in range(len(ids), -1, -1):
-        for subset in itertools.combinations(range(len(ids)), size):
-            counts = joint_counts(survey, [question.id, *(ids[i] for i in subset)])
+    for length in range(size, -1, -1):
+        for subset in itertools.combinations(range(size), length):
+            counts = Counter(read(subset))
             for larger, its in exact.items():
                 if set(subset) < set(larger):
                     at = [larger.index(i) for i in subset]
                     for (report, *values), n in its.items():
                         counts[(report, *(values[j] for j in at))] -= n
             exact[subset] = +counts
-    atoms: Atoms = Counter()
-    for subset, counts in exact.items():
-        for (report, *values), n in counts.items():
-            answers = dict(zip(subset, values, strict=True))
-            atoms[(report, tuple(answers.get(i) for i in range(len(ids))))] += n
-    return atoms
+    return exact
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,13 @@ def published(question: str, bodies: dict[str, dict]) -> list[tuple[str | None, 
     return shown
 
 
+def assert_true_numbers(question: str, people: list[dict], shown) -> None:
+    """Every shown cell holds exactly its respondents' numbers ("no answer" included)."""
+    for group, category, values in shown:
+        members = [p for p in people if group is None or p.get(group) == category]
+        assert values == pytest.approx(truth(question, members)), (group, category)
+
+
 def small_groups(people: list[dict], groups: list[str], k: int) -> dict[str, list[dict]]:
     """Every cell, atom and intersection of two cells of different groupings with 1 … k − 1
     people (but not everyone): the groups that the threshold protects."""
@@ -277,6 +284,7 @@ def assert_matches_schema_of(body) -> None:
 def test_a_skipped_group_cannot_be_differenced_out_of_two_breakdowns(viewer, skipped, question):  # noqa: F811
     survey, found, people = skipped
     shown = published(question, fetch(viewer, survey, found, question, list(SKIPPED_GROUPS)))
+    assert_true_numbers(question, people, shown)
     assert attack(question, people, list(SKIPPED_GROUPS), shown, 10) == {}
 
 
@@ -325,6 +333,7 @@ def test_random_small_surveys_cannot_be_differenced(owner, viewer, seed):  # noq
     people = fill(survey, found, [dict(zip(groups, a, strict=True)) for a in answers], seed=seed)
     for question in ("cheat", "drinks"):
         shown = published(question, fetch(viewer, survey, found, question, list(groups)))
+        assert_true_numbers(question, people, shown)
         assert attack(question, people, list(groups), shown, k) == {}
 
 
@@ -445,3 +454,11 @@ def test_the_page_shows_means_and_hides_cells_alike(client, viewer, skipped):  #
     for cell in body["categories"]:
         if not cell["suppressed"]:
             assert f"{cell['mean']:.2f}" in html and f"n = {cell['n']}" in html
+
+
+def test_a_breakdown_reads_a_few_grouped_counts(viewer, skipped, django_assert_max_num_queries):  # noqa: F811
+    """Two groupings, one of them skipped by some: one joint count per subset of the
+    groupings (four) and the question's own, on top of the request's own queries."""
+    survey, found, _ = skipped
+    with django_assert_max_num_queries(15):
+        fetch(viewer, survey, found, "drinks", ["faculty"])
