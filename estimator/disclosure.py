@@ -243,11 +243,11 @@ def _small_sets(labels, weights, cells, offsets, k) -> tuple[np.ndarray, list[in
             cells[offsets[t] : offsets[t + 1], None, :]
             * cells[None, offsets[u] : offsets[u + 1], :]
         )
-        both = both.reshape(-1, everyone)
+        both = both.reshape(both.shape[0] * both.shape[1], everyone)
         keep = (both @ weights > 0) & (both @ weights < k) & (both.sum(axis=1) > 1)
         rows.append(both[keep])
         names += [None] * int(keep.sum())
-    matrix = np.vstack(rows) if rows else np.zeros((0, everyone))
+    matrix = np.vstack(rows)
     whole = matrix.sum(axis=1) < everyone
     return matrix[whole], [name for name, keep in zip(names, whole, strict=True) if keep]
 

@@ -462,3 +462,12 @@ def test_a_breakdown_reads_a_few_grouped_counts(viewer, skipped, django_assert_m
     survey, found, _ = skipped
     with django_assert_max_num_queries(15):
         fetch(viewer, survey, found, "drinks", ["faculty"])
+
+
+def test_a_survey_without_answers_hides_every_cell(owner, viewer):  # noqa: F811
+    survey, found = build(owner, viewer, SKIPPED_GROUPS)
+    for question in RANDOMIZED:
+        for body in fetch(viewer, survey, found, question, list(SKIPPED_GROUPS)).values():
+            assert body["overall"]["n"] == 0
+            assert all(c["suppressed"] for c in body["categories"])
+            assert "No answer" not in [c["text"] for c in body["categories"]]

@@ -287,6 +287,7 @@ def test_empty_atoms_are_ignored_and_no_tables_is_fine():
     assert suppress_linked([(0, 0), (1, 1)], [0, 50], [2, 2], k=10) == [(0, 1), (0, 1)]
     assert suppress_linked([(), ()], [3, 40], [], k=10) == []
     assert suppress_linked([], [], [2], k=10) == [(0, 1)]
+    assert suppress_linked([], [], [2, 3], k=10) == [(0, 1), (0, 1, 2)]
 
 
 @pytest.mark.parametrize(
