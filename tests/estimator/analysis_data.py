@@ -89,3 +89,61 @@ def fill(survey, sizes: list[int], seed: int = 7, simulated: bool = False) -> No
 
 def share(survey, viewer) -> None:
     survey.share_with(viewer, Role.VIEWER)
+
+
+def grouped_survey(owner, groups: dict[str, list[str] | None], k: int = 10):
+    """A survey with directly asked grouping questions (options, or ``None`` for yes/no)
+    and three randomized ones: yes/no ``cheat``, 3-option ``often`` and a number from 0
+    to 30 ``drinks``; returns it and its questions by name."""
+    survey = Survey.objects.create(
+        owner=owner, title="Campus life", status="open", min_cell_count=k
+    )
+    add = survey.questions.create
+    found = {}
+    for position, (name, options) in enumerate(groups.items()):
+        kind = "binary" if options is None else "choice"
+        found[name] = add(
+            position=position,
+            text=f"{name}?",
+            kind=kind,
+            options=options or [],
+            design_name="direct",
+        )
+    position = len(groups)
+    found["cheat"] = add(position=position, text="Ever cheated?", design_params=CLASSIC)
+    found["often"] = add(
+        position=position + 1,
+        text="How often?",
+        kind="choice",
+        options=["never", "once", "often"],
+        design_name="k_rr",
+        design_params={"epsilon": float(np.log(3))},
+    )
+    found["drinks"] = add(
+        position=position + 2,
+        text="Drinks a week?",
+        kind="number",
+        design_name="laplace",
+        design_params={"epsilon": 1.0, "lower": 0, "upper": 30},
+    )
+    return survey, found
+
+
+def record_people(survey, found, people: list[dict], seed: int = 3) -> list[dict]:
+    """Store ``people`` (their grouping answers; None or absent: left unanswered) with
+    randomized reports drawn by the designs; returns them with their reports."""
+    rng = np.random.default_rng(seed)
+    stored = []
+    for person in people:
+        person = {name: value for name, value in person.items() if value is not None}
+        truths = {"cheat": rng.random() < 0.3, "often": rng.integers(3), "drinks": rng.integers(31)}
+        for name, truth in truths.items():
+            person[name] = int(found[name].design.simulate(np.array([truth]), rng)[0])
+        stored.append(person)
+    bulk_record(survey, [{found[n].id: v for n, v in p.items()} for p in stored], simulated=False)
+    return stored
+
+
+def crowd(groups: list[str], cells: dict[tuple, int]) -> list[dict]:
+    """``cells[(answer to each group, None for none)]`` people with those answers."""
+    return [dict(zip(groups, key, strict=True)) for key, n in cells.items() for _ in range(n)]

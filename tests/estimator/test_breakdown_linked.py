@@ -19,9 +19,12 @@ import numpy as np
 import pytest
 
 from estimator.disclosure import suppress_cells
-from survey.models import Answer, AnswerPattern, Role, Submission, Survey, Tally, bulk_record
+from survey.models import Answer, AnswerPattern, Role, Submission, Survey, Tally
 from tests.estimator.analysis_data import (
     api_for,
+    crowd,
+    grouped_survey,
+    record_people,
     viewer,  # noqa: F401 (fixture)
 )
 from tests.survey.api_schema import assert_matches_schema
@@ -33,68 +36,9 @@ HIDDEN = "hidden: too few respondents in this or another cell"
 
 
 def build(owner, viewer, groups: dict[str, list[str] | None], k: int = 10):  # noqa: F811
-    """A survey with directly asked grouping questions (``None``: yes/no) and three
-    randomized ones: yes/no, 3-option choice and a number from 0 to 30."""
-    survey = Survey.objects.create(
-        owner=owner, title="Campus life", status="open", min_cell_count=k
-    )
-    add = survey.questions.create
-    found = {}
-    for position, (name, options) in enumerate(groups.items()):
-        kind = "binary" if options is None else "choice"
-        found[name] = add(
-            position=position,
-            text=f"{name}?",
-            kind=kind,
-            options=options or [],
-            design_name="direct",
-        )
-    position = len(groups)
-    found["cheat"] = add(position=position, text="Ever cheated?", design_params=CLASSIC)
-    found["often"] = add(
-        position=position + 1,
-        text="How often?",
-        kind="choice",
-        options=["never", "once", "often"],
-        design_name="k_rr",
-        design_params={"epsilon": float(np.log(3))},
-    )
-    found["drinks"] = add(
-        position=position + 2,
-        text="Drinks a week?",
-        kind="number",
-        design_name="laplace",
-        design_params={"epsilon": 1.0, "lower": 0, "upper": 30},
-    )
+    survey, found = grouped_survey(owner, groups, k)
     survey.share_with(viewer, Role.VIEWER)
     return survey, found
-
-
-CLASSIC = {"p_truth": 0.5, "p_yes": 0.5}
-
-
-def fill(survey, found, people: list[dict], seed: int = 3) -> list[dict]:
-    """Store ``people`` (their grouping answers; None or absent: left unanswered) with
-    randomized reports drawn by the designs; returns them with their reports."""
-    rng = np.random.default_rng(seed)
-    stored = []
-    for person in people:
-        person = {name: value for name, value in person.items() if value is not None}
-        person["cheat"] = int(
-            found["cheat"].design.simulate(np.array([rng.random() < 0.3]), rng)[0]
-        )
-        person["often"] = int(found["often"].design.simulate(np.array([rng.integers(3)]), rng)[0])
-        person["drinks"] = int(
-            found["drinks"].design.simulate(np.array([rng.integers(31)]), rng)[0]
-        )
-        stored.append(person)
-    bulk_record(survey, [{found[n].id: v for n, v in p.items()} for p in stored], simulated=False)
-    return stored
-
-
-def crowd(groups: list[str], cells: dict[tuple, int]) -> list[dict]:
-    """``cells[(answer to each group, None for none)]`` people with those answers."""
-    return [dict(zip(groups, key, strict=True)) for key, n in cells.items() for _ in range(n)]
 
 
 def fetch(user, survey, found, question: str, groups: list[str]) -> dict[str, dict]:
@@ -213,7 +157,7 @@ NESTED = {(0, 0): 25, (0, 1): 5, (1, 2): 12, (1, 3): 40}
 @pytest.mark.parametrize("question", RANDOMIZED)
 def test_nested_groupings_cannot_be_differenced(owner, viewer, question):  # noqa: F811
     survey, found = build(owner, viewer, NESTED_GROUPS)
-    people = fill(survey, found, crowd(list(NESTED_GROUPS), NESTED))
+    people = record_people(survey, found, crowd(list(NESTED_GROUPS), NESTED))
     bodies = fetch(viewer, survey, found, question, list(NESTED_GROUPS))
     music = bodies["department"]["categories"][1]
     assert music["text"] == "Music" and music["suppressed"]
@@ -238,7 +182,7 @@ SKIPPED = {
 @pytest.fixture
 def skipped(owner, viewer):  # noqa: F811
     survey, found = build(owner, viewer, SKIPPED_GROUPS)
-    people = fill(survey, found, crowd(list(SKIPPED_GROUPS), SKIPPED))
+    people = record_people(survey, found, crowd(list(SKIPPED_GROUPS), SKIPPED))
     return survey, found, people
 
 
@@ -303,7 +247,7 @@ def test_several_overlapping_groupings_cannot_be_differenced(owner, viewer, seed
         if rng.random() < 0.7:
             cells[f, y, j] = rng.choice([1, 2, 4, 8, 15])
     survey, found = build(owner, viewer, OVERLAPPING_GROUPS)
-    people = fill(survey, found, crowd(list(OVERLAPPING_GROUPS), cells), seed=seed)
+    people = record_people(survey, found, crowd(list(OVERLAPPING_GROUPS), cells), seed=seed)
     for question in RANDOMIZED:
         bodies = fetch(viewer, survey, found, question, list(OVERLAPPING_GROUPS))
         shown = published(question, bodies)
@@ -330,7 +274,9 @@ def random_survey(rng: random.Random):
 def test_random_small_surveys_cannot_be_differenced(owner, viewer, seed):  # noqa: F811
     groups, answers, k = random_survey(random.Random(seed))
     survey, found = build(owner, viewer, groups, k=k)
-    people = fill(survey, found, [dict(zip(groups, a, strict=True)) for a in answers], seed=seed)
+    people = record_people(
+        survey, found, [dict(zip(groups, a, strict=True)) for a in answers], seed=seed
+    )
     for question in ("cheat", "drinks"):
         shown = published(question, fetch(viewer, survey, found, question, list(groups)))
         assert_true_numbers(question, people, shown)

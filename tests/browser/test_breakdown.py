@@ -1,0 +1,77 @@
+"""The breakdown page in a real browser: a number question's means per group with a
+"No answer" group and hidden cells, readable on a phone and a laptop, under the strict
+CSP, and the form swapping the result in with htmx."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import LAPTOP, PHONE
+from tests.browser.test_respondent_accessibility import AXE, serious_violations
+from tests.browser.test_workspace import log_in
+from tests.estimator.analysis_data import crowd, grouped_survey, record_people
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+GROUPS = {"faculty": ["Arts", "Law", "Science", "Medicine"], "year": ["first", "second", "third"]}
+HIDDEN = "hidden: too few respondents in this or another cell"
+
+
+@pytest.fixture
+def campus(owner):
+    survey, found = grouped_survey(owner, GROUPS)
+    cells = {(f, y): 12 + 3 * f + 2 * y for f in range(4) for y in range(3)} | {(1, None): 3}
+    record_people(survey, found, crowd(list(GROUPS), cells))
+    return survey, found
+
+
+def breakdown_url(live_server, survey, question, by) -> str:
+    return (
+        f"{live_server.url}/surveys/{survey.id}/results/breakdown/"
+        f"?question={question.id}&by={by.id}"
+    )
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
+def test_a_number_breakdown_reads_well_and_hides_alike(
+    live_server, browser, campus, viewport, screenshot
+):
+    if not AXE.exists():
+        pytest.fail("axe-core is missing: run `npm ci` (make test does)")
+    survey, found = campus
+    context = browser.new_context(viewport=viewport, bypass_csp=True)
+    page = context.new_page()
+    log_in(page, live_server)
+    page.goto(breakdown_url(live_server, survey, found["drinks"], found["year"]))
+    table = page.locator("#analysis table.data")
+    assert table.locator("th", has_text="Mean").count() == 1
+    no_answer = table.locator("tr", has=page.locator("th", has_text="No answer"))
+    assert no_answer.locator("td").inner_text() == HIDDEN
+    assert table.locator(f"td:text-is('{HIDDEN}')").count() >= 2
+    assert page.locator("#analysis svg title").count() == 1
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+    assert serious_violations(page) == []
+    screenshot(page, f"breakdown-number-{'phone' if viewport == PHONE else 'laptop'}")
+    context.close()
+
+
+def test_the_form_swaps_the_breakdown_in_under_the_strict_csp(live_server, page, campus):
+    survey, found = campus
+    violations = []
+    page.on(
+        "console", lambda m: violations.append(m.text) if "Content Security" in m.text else None
+    )
+    log_in(page, live_server)
+    page.goto(breakdown_url(live_server, survey, found["drinks"], found["year"]))
+    page.locator("#analysis table.data").wait_for()
+    page.select_option("#by", str(found["faculty"].id))
+    page.select_option("#question", str(found["cheat"].id))
+    page.get_by_role("button", name="Show").click()
+    page.locator("#analysis caption", has_text="“faculty?”").wait_for()
+    assert page.locator("#analysis th", has_text="No answer").count() == 0
+    assert page.locator("#analysis th[scope=col]", has_text="Estimate").count() == 1
+    assert f"by={found['faculty'].id}" in page.url
+    assert violations == []
