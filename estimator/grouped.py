@@ -253,32 +253,48 @@ def respondent_atoms(survey: Survey, question: Question, groups: Sequence[Questi
     answered ``question``, None meaning the grouping question was left unanswered.
 
     When no respondent of ``question`` skipped any of ``groups`` (the usual case) that
-    is one :func:`joint_counts` over them all, checked against the question's own count;
-    otherwise the counts per exact set of answered groups come by inclusion–exclusion
-    from one :func:`joint_counts` per subset of the groups (a handful of questions).
+    is one :func:`joint_counts` over them all, checked against the question's own count.
+    Otherwise one more per group finds the groups someone skipped, and the counts per
+    exact set of answered groups come by inclusion–exclusion from one
+    :func:`joint_counts` per subset of those (the others always among them).
     """
+    read_before: dict[tuple[int, ...], Counter] = {}
+
+    def counts_of(*asked: int) -> Counter[tuple[int, ...]]:
+        if asked not in read_before:
+            read_before[asked] = joint_counts(survey, [question.id, *asked])
+        return read_before[asked]
+
+    n = sum(counts_of().values())
     ids = [g.id for g in groups]
-    every = tuple(range(len(ids)))
+    full = counts_of(*ids)
+    if sum(full.values()) == n:
+        return Counter({(key[0], tuple(key[1:])): count for key, count in full.items()})
+    skipped = [i for i, qid in enumerate(ids) if sum(counts_of(qid).values()) < n]
+    always = [i for i in range(len(ids)) if i not in skipped]
 
-    def read(subset: tuple[int, ...]) -> Counter[tuple[int, ...]]:
-        return joint_counts(survey, [question.id, *(ids[i] for i in subset)])
+    def read(subset: tuple[int, ...]) -> Counter:
+        """Keyed ((report, answers to ``always``), answers to the subset of ``skipped``)."""
+        asked = sorted([*always, *(skipped[j] for j in subset)])
+        keyed: Counter = Counter()
+        for (report, *values), count in counts_of(*(ids[i] for i in asked)).items():
+            answers = dict(zip(asked, values, strict=True))
+            head = (report, *(answers[i] for i in always))
+            keyed[(head, *(answers[skipped[j]] for j in subset))] += count
+        return keyed
 
-    known = {(): read(())}
-    known[every] = read(every) if ids else known[()]
-    if sum(known[every].values()) == sum(known[()].values()):
-        return Counter({(key[0], tuple(key[1:])): n for key, n in known[every].items()})
     atoms: Atoms = Counter()
-    exact = _by_answered_set(len(ids), lambda s: known[s] if s in known else read(s))
-    for subset, counts in exact.items():
-        for (report, *values), n in counts.items():
-            answers = dict(zip(subset, values, strict=True))
-            atoms[(report, tuple(answers.get(i) for i in range(len(ids))))] += n
+    for subset, counts in _by_answered_set(len(skipped), read).items():
+        for (head, *values), count in counts.items():
+            answers = dict(zip(always, head[1:], strict=True))
+            answers |= {skipped[j]: v for j, v in zip(subset, values, strict=True)}
+            atoms[(head[0], tuple(answers.get(i) for i in range(len(ids))))] += count
     return atoms
 
 
 def _by_answered_set(size: int, read) -> dict[tuple[int, ...], Counter]:
     """Inclusion–exclusion: ``read(subset)`` counts everyone who answered at least the
-    groups in ``subset`` (by report and their answers); the result, everyone who
+    groups in ``subset``, keyed (report, their answers); the result, everyone who
     answered exactly those, is what remains after taking away every larger subset's."""
     exact: dict[tuple[int, ...], Counter] = {}
     for length in range(size, -1, -1):

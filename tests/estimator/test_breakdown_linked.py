@@ -14,11 +14,13 @@ import csv
 import io
 import itertools
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from estimator.disclosure import suppress_cells
+from estimator.grouped import respondent_atoms
 from survey.models import Answer, AnswerPattern, Role, Submission, Survey, Tally
 from tests.estimator.analysis_data import (
     api_for,
@@ -417,3 +419,16 @@ def test_a_survey_without_answers_hides_every_cell(owner, viewer):  # noqa: F811
             assert body["overall"]["n"] == 0
             assert all(c["suppressed"] for c in body["categories"])
             assert "No answer" not in [c["text"] for c in body["categories"]]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_atoms_are_every_respondents_answers_to_the_groupings(owner, viewer, seed):  # noqa: F811
+    groups, answers, _ = random_survey(random.Random(seed))
+    groups["extra"] = None  # one grouping that nobody skips
+    survey, found = build(owner, viewer, groups)
+    people = record_people(
+        survey, found, [dict(zip(groups, [*a, 1], strict=True)) for a in answers], seed=seed
+    )
+    atoms = respondent_atoms(survey, found["cheat"], [found[g] for g in groups])
+    expected = Counter((p["cheat"], tuple(p.get(g) for g in groups)) for p in people)
+    assert atoms == expected
