@@ -281,7 +281,7 @@ def _to_hide(cells, sums, hidden, target, cell, table_of) -> int:
     first. Some such cell exists: otherwise the target would be the overall."""
     shown = np.flatnonzero(~hidden)
     coefficients = np.linalg.lstsq(_shown_rows(cells, hidden).T, target, rcond=None)[0][1:]
-    used = [i for i, c in zip(shown, coefficients, strict=True) if abs(c) > 1e-9]
+    used = [i for i, c in zip(shown, coefficients, strict=True) if abs(c) > 1e-9] or list(shown)
     near = {i for i in used if (cells[i] @ target) > 0}
     if cell is not None:
         near |= {i for i in used if table_of[i] == table_of[cell]}
