@@ -327,3 +327,24 @@ def test_no_small_group_is_in_the_row_space_of_what_is_shown(tables, k):
     assert recoverable(atoms, counts, sizes, hidden, k) == []
     for alone, linked in zip(per_table(atoms, counts, sizes, k), hidden, strict=True):
         assert set(alone) <= set(linked)  # it only ever adds to each table's own rule
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables=linked_tables(), k=st.integers(2, 12))
+def test_bounds_from_non_negative_counts_do_not_pin_a_small_group_either(tables, k):
+    """Evidence beyond the proof: an attacker who also uses that no count is negative
+    finds, by linear programming, a range of at least 1 for every small group's count.
+    (One who knew which combinations hold at least one respondent could pin some, e.g.
+    two atoms of one respondent each: that knowledge is assumed away.)"""
+    atoms, counts, sizes = tables
+    hidden = suppress_linked(atoms, counts, sizes, k=k)
+    cells, targets = small_sets(atoms, counts, sizes, k)
+    rows = [[1] * len(atoms)] + [row for (t, i), row in cells.items() if i not in hidden[t]]
+    shown = [sum(x * n for x, n in zip(row, counts, strict=True)) for row in rows]
+    for target in targets:
+        ends = [
+            linprog(sign * np.array(target), A_eq=rows, b_eq=shown, bounds=(0, None))
+            for sign in (1, -1)
+        ]
+        assert all(end.status == 0 for end in ends)
+        assert -ends[1].fun - ends[0].fun >= 1 - 1e-9, target
