@@ -176,13 +176,16 @@ def suppress_linked(
     the attacker knows about which atoms are empty. A hidden cell of k or more (hidden
     to protect a small one) may be recoverable when some atoms are known to be empty;
     that tells nothing new, since whatever follows from it follows from the shown
-    cells, and every small set derived so is a target itself. Not covered: bounds from counts
-    being non-negative (within one table :func:`suppress_cells` keeps ≥ 2 hidden cells
-    holding ≥ k; across tables this is not checked), unions of three or more cells of
-    different tables, and outputs beyond these breakdowns. The test is numerical (SVD
-    with a tolerance on 0/1 vectors); an error in it can only hide more. Hiding stops at
-    the latest when only the overall is shown, where nothing but the whole set is
-    recoverable, so at most ``sum(sizes)`` rounds.
+    cells, and every small set derived so is a target itself. Hiding stops at the
+    latest when only the overall is shown, where nothing but the whole set is
+    recoverable, so after at most ``sum(sizes)`` rounds. The rank test is numerical
+    (SVD with a tolerance on 0/1 vectors); an error in it can only hide more.
+
+    Tested, not proven: that bounds from counts being non-negative pin no target
+    either (a linear program on random tables; within one table :func:`suppress_cells`
+    keeps ≥ 2 hidden cells holding ≥ k). Not covered: an attacker who knows this rule,
+    unions of three or more cells of different tables, and outputs beyond these
+    breakdowns.
 
     Examples
     --------
