@@ -15,11 +15,13 @@ are hidden (*complementary suppression*), smallest first, until
   (their pooled count and pooled estimate) is itself a group of at least k.
 
 Every count below k is hidden, zero included, so that an empty category cannot be told
-from a small one. Several breakdowns of the same respondents by different questions
-(*linked tables* [1]_) can be combined where each alone is safe; :func:`suppress_linked`
-chooses their hidden cells together. The "yes" counts that the estimates reveal are reports already
+from a small one. The "yes" counts that the estimates reveal are reports already
 randomized on the respondent's device (ε-private): the rule protects the directly asked
-category counts, which are not.
+category counts, which are not, and keeps a small group's pooled reports out of view.
+
+Several breakdowns of the same respondents by different questions (*linked tables*
+[1]_) can be combined where each alone is safe: :func:`suppress_linked` chooses their
+hidden cells together.
 
 References
 ----------
