@@ -56,23 +56,26 @@ def joint_counts(
 
 def _from_patterns(survey: Survey, question_ids: Sequence[int], round: int):
     """Marginal counts from the pattern rows, or None when some stored submission is not
-    among them (a write path that does not keep them): then every involved question's
-    tallied reports outnumber the patterns."""
+    among them (a write path that does not keep them): then some involved question has
+    more tallied reports than the patterns that hold it. Respondents who left a
+    question unanswered are in no pattern holding it, and in none of its tallies."""
     patterns = AnswerPattern.objects.filter(survey=survey, round=round).values_list("key", "count")
     counts: Counter[tuple[int, ...]] = Counter()
-    total = 0
+    held: Counter[int] = Counter()
     for key, n in patterns:
-        total += n
         values = AnswerPattern.parse(key)
+        for qid in question_ids:
+            if qid in values:
+                held[qid] += n
         if all(qid in values for qid in question_ids):
             counts[tuple(values[qid] for qid in question_ids)] += n
-    tallied = list(
+    tallied = dict(
         Tally.objects.filter(question_id__in=question_ids, round=round)
         .values("question_id")
         .annotate(n=Sum("count"))
-        .values_list("n", flat=True)
+        .values_list("question_id", "n")
     )
-    if any(n != total for n in tallied) or sum(counts.values()) != min(tallied, default=0):
+    if any(tallied.get(qid, 0) != held[qid] for qid in question_ids):
         return None
     return counts
 

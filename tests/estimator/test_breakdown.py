@@ -428,3 +428,21 @@ def test_shards_of_a_pattern_add_up_and_the_seal_folds_them(owner, study, monkey
     seal_finished_hours(before=earlier + timedelta(hours=1), rng=random.Random(7))
     assert list(rows.values_list("shard", "count")) == [(0, 6)]
     assert joint_counts(study, [q["faculty"], q["cheat"]]) == {(1, 1): 6}
+
+
+def test_patterns_still_answer_when_some_respondents_left_a_question_blank(
+    owner, study, monkeypatch
+):
+    """A skipped question is in none of its respondent's pattern and none of its
+    tallies: the counts still come from the patterns, not from grouping the answers."""
+    fill(study, [30, 30, 0, 0])
+    q = questions(study)
+    for skipped in ("faculty", "cheat"):
+        values = {q["faculty"]: 1, q["cheat"]: 1, q["plagiarise"]: 0}
+        del values[q[skipped]]
+        assert study.record_submission(uuid.uuid4(), values)
+    expected = _from_answers(study, [q["faculty"], q["cheat"]], study.current_round)
+    monkeypatch.setattr("estimator.grouped._from_answers", None)  # would fail if called
+    assert joint_counts(study, [q["faculty"], q["cheat"]]) == expected
+    assert sum(expected.values()) == 60
+    assert sum(joint_counts(study, [q["cheat"]]).values()) == 61
