@@ -480,6 +480,33 @@ def _association(value) -> dict | None:
     }
 
 
+def _refuse_hidden_groups(survey: Survey, outcome: Question, covariates: list[Question]) -> None:
+    """A model on a grouping question fits each of its groups' share of the outcome
+    (exactly, with that question alone), so it would publish what the breakdowns hide:
+    refuse a covariate with any group hidden in the outcome's breakdowns."""
+    grouping = [q for q in covariates if q.kind in DIRECT_CATEGORICAL]
+    if not grouping:
+        return
+    linked = LinkedBreakdowns.of(survey, outcome)
+    for question in grouping:
+        hidden = linked.hidden.get(question.id)
+        if hidden:
+            names = categories(question)
+            groups = ", ".join(
+                "no answer" if category is None else names[category]
+                for category in sorted(
+                    hidden, key=lambda category: (category is None, category or 0)
+                )
+            )
+            raise AnalysisError(
+                "covariates",
+                f"question {question.id} (“{question.text}”) has groups hidden in the "
+                f"breakdowns of this outcome ({groups}: fewer than "
+                f"{survey.min_cell_count} respondents in them or in another group); a "
+                "model on it would show them: leave it out or wait for more respondents",
+            )
+
+
 def regression(survey: Survey, outcome_raw, covariates_raw, level: float = 0.95) -> dict:
     """Logistic regression of a randomized yes/no question on directly asked covariates
     (:func:`estimator.regression.fit`), from the counts per (covariate pattern, report).
@@ -510,6 +537,7 @@ def regression(survey: Survey, outcome_raw, covariates_raw, level: float = 0.95)
         yes_n[1] += n
     if not patterns:
         raise AnalysisError("outcome", "no respondent has answered all of these questions yet")
+    _refuse_hidden_groups(survey, outcome, covariates)
     keys = sorted(patterns)
     values = {}
     levels = {}

@@ -30,7 +30,7 @@ def pages(study) -> dict[str, str]:
     return {
         "breakdown": f"breakdown/?question={q['cheat']}&by={q['faculty']}",
         "crosstab": f"crosstab/?a={q['cheat']}&b={q['plagiarise']}",
-        "model": f"model/?outcome={q['cheat']}&covariates={q['faculty']}&covariates={q['age']}",
+        "model": f"model/?outcome={q['cheat']}&covariates={q['job']}&covariates={q['age']}",
     }
 
 

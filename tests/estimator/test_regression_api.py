@@ -182,7 +182,9 @@ def test_the_fit_reads_grouped_counts_only(owner, study, django_assert_max_num_q
     from estimator.grouped import regression
 
     study = type(study).objects.prefetch_related("questions").get(id=study.id)
-    with django_assert_max_num_queries(2):
+    # The model's grouped counts, and the breakdowns' (to refuse a hidden group): a
+    # fixed number of GROUP BY queries whatever the number of respondents.
+    with django_assert_max_num_queries(6):
         regression(study, q["cheat"], [q["faculty"]])
 
 
@@ -195,3 +197,23 @@ def test_the_model_page_says_why_a_model_cannot_be_fitted(client, owner, study):
     )
     assert page.status_code == 200
     assert 'role="alert"' in page.content.decode() and "<svg" not in page.content.decode()
+
+
+def test_a_model_never_shows_a_group_the_breakdowns_hide(client, owner, study):
+    """With faculty as its only covariate the model fits each faculty's share exactly:
+    a faculty of 6 (hidden in the breakdown, with another one to protect it) would be
+    published, and the total minus the rest would give it away. The fit is refused,
+    saying which groups and why, on the API and the page."""
+    fill(study, [300, 250, 200, 6])
+    q = questions(study)
+    response = post(owner, study, {"outcome": q["cheat"], "covariates": [q["faculty"]]})
+    assert response.status_code == 400
+    message = response.json()["covariates"][0]
+    assert "Medicine" in message and "fewer than 10 respondents" in message
+    assert "Science" in message  # hidden to protect Medicine: not shown by the model either
+    assert post(owner, study, {"outcome": q["cheat"], "covariates": [q["age"]]}).status_code == 200
+    client.force_login(owner)
+    page = client.get(
+        f"/surveys/{study.id}/results/model/", {"outcome": q["cheat"], "covariates": [q["faculty"]]}
+    ).content.decode()
+    assert 'role="alert"' in page and "Medicine" in page and "<svg" not in page
