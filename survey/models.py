@@ -658,7 +658,11 @@ class Receipt(models.Model):
     """
 
     submission_id = models.UUIDField(primary_key=True)
-    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="receipts")
+    # No index of its own: receipts are found by key (and by hour when sealed); an index
+    # on the survey would be one more write per submission for a rare cascade delete.
+    survey = models.ForeignKey(
+        Survey, on_delete=models.CASCADE, related_name="receipts", db_index=False
+    )
     received_hour = models.DateTimeField()
 
     def __str__(self) -> str:
@@ -884,7 +888,11 @@ class Answer(models.Model):
     submission = models.ForeignKey(
         Submission, on_delete=models.CASCADE, related_name="answers", db_index=False
     )
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    # No index of its own either: answers are read by submission, and an index on the
+    # question would cost a write per answer for a rare cascade delete.
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, related_name="answers", db_index=False
+    )
     # An option index, or an integer report of a number question (noise can take it
     # far beyond the question's bounds).
     value = models.BigIntegerField()
@@ -1154,7 +1162,10 @@ class AnswerPattern(models.Model):
     """
 
     pk = models.CompositePrimaryKey("survey", "round", "simulated", "key", "shard")
-    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="patterns")
+    # No index of its own: the primary key's index starts with it.
+    survey = models.ForeignKey(
+        Survey, on_delete=models.CASCADE, related_name="patterns", db_index=False
+    )
     round = models.PositiveIntegerField(default=1)
     simulated = models.BooleanField(default=False)
     key = models.TextField()

@@ -26,6 +26,7 @@ class Migration(migrations.Migration):
                 (
                     "survey",
                     models.ForeignKey(
+                        db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="receipts",
                         to="survey.survey",
@@ -84,6 +85,7 @@ class Migration(migrations.Migration):
                 (
                     "question",
                     models.ForeignKey(
+                        db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="+",
                         to="survey.question",
@@ -114,6 +116,7 @@ class Migration(migrations.Migration):
             model_name="answer",
             name="question",
             field=models.ForeignKey(
+                db_index=False,
                 on_delete=django.db.models.deletion.CASCADE,
                 related_name="answers",
                 to="survey.question",

@@ -35,6 +35,7 @@ class Migration(migrations.Migration):
                 (
                     "survey",
                     models.ForeignKey(
+                        db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="patterns",
                         to="survey.survey",

@@ -343,8 +343,9 @@ def test_a_respondent_submits_between_two_batches_of_an_import(survey, monkeypat
 
 @pytest.mark.django_db(transaction=True)
 def test_respondents_wait_far_less_than_a_large_import_takes(survey, monkeypatch):
-    """Submissions keep arriving during the import; the longest wait is a small part of
-    its duration (an import holding the lock throughout would make it all of it)."""
+    """Submissions keep arriving during the import; the longest wait is well under half
+    its duration, the typical one a small part (an import holding the lock throughout
+    would make a wait all of it; the margin absorbs a busy machine's scheduling)."""
     monkeypatch.setattr(exports, "IMPORT_BATCH_ANSWERS", 200)
     waits: list = []
     done = threading.Event()
@@ -367,5 +368,6 @@ def test_respondents_wait_far_less_than_a_large_import_takes(survey, monkeypatch
     done.set()
     thread.join(timeout=60)
     assert len(waits) >= 5
-    assert max(waits) < duration / 4
+    assert max(waits) < duration / 2
+    assert sorted(waits)[len(waits) // 2] < duration / 8
     assert Submission.objects.count() == 6000 + len(waits)
