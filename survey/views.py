@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from survey import invites, ratelimit, served_code
+from survey import invites, languages, ratelimit, served_code
 from survey.answer_sheet import AnswerSheet, InvalidAnswers
 from survey.models import (
     CredentialKey,
@@ -37,8 +37,11 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 
 def _respondent_page(request: HttpRequest, template: str, context: dict, status: int = 200):
-    """Respondent pages never set cookies and never send a Referer onwards."""
-    response = render(request, template, context, status=status)
+    """Respondent pages never set cookies and never send a Referer onwards. They speak
+    the survey's language, or without a survey the browser's."""
+    survey = context.get("survey")
+    language = survey.language if survey else None
+    response = languages.render_in(language, request, template, context, status=status)
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
     return response
