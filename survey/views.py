@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 import uuid
 
@@ -24,6 +25,14 @@ from survey.models import (
 )
 
 BROWSER_CODE = "survey/rr.js"
+# The two fair coins' numbers the "how it works" page explains (formatted in the page's
+# language by the template): ε = ln 3, three questions' total, the 50 % → 75 % posterior.
+CLASSIC_NUMBERS = {
+    "epsilon": math.log(3),
+    "three_questions": 3 * math.log(3),
+    "prior": 0.5,
+    "posterior": 0.75,
+}
 
 
 @require_GET
@@ -195,6 +204,7 @@ def how_it_works(request: HttpRequest) -> HttpResponse:
         "code_url": served_code.unhashed_url(BROWSER_CODE),
         "code_sha256": served_code.sha256_hex(BROWSER_CODE, hashed=False),
         "code_integrity": served_code.integrity(BROWSER_CODE, hashed=False),
+        "classic": CLASSIC_NUMBERS,
     }
     return _respondent_page(request, "survey/how_it_works.html", context)
 

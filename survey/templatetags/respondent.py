@@ -10,6 +10,7 @@ from collections import Counter
 from django import template
 from django.urls import reverse
 from django.utils import translation
+from django.utils.html import json_script
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, gettext_noop
 
@@ -200,3 +201,84 @@ def how_it_works_url() -> str:
     url = reverse("survey:how_it_works")
     language = translation.get_language()
     return url if language == "en" else f"{url}?lang={language}"
+
+
+def respond_sentences() -> dict[str, str]:
+    """The sentences respond.js writes, in the page's language; ``{name}`` marks where
+    the script puts a value."""
+    return {
+        "memo": gettext(
+            "This device already made a randomized report for this question. That same "
+            "report will be sent again, whatever you choose now: no coins are flipped, so "
+            "answering again reveals nothing new."
+        ),
+        "numberRange": gettext("Please give a whole number from {min} to {max}."),
+        "retrying": gettext(
+            "Not sent yet ({reason}). Trying again in {seconds} s with the same answers…"
+        ),
+        "serverSaid": gettext("the server said {status}"),
+        "noConnection": gettext("no connection"),
+        "refusedInvite": gettext(
+            "this invite link has already been used or is not valid. Nothing was stored."
+        ),
+        "refusedChanged": gettext(
+            "the questions were changed after this page was opened. Reload the page to "
+            "answer them as they are now. Nothing was stored."
+        ),
+        "refusedClosed": gettext(
+            "this survey is not accepting answers any more. Nothing was stored."
+        ),
+        "refusedGone": gettext("this survey no longer exists. Nothing was stored."),
+        "refusedOther": gettext("the survey refused these answers. Nothing was stored."),
+        "sent": gettext("Sent — {reports}. Only these randomized answers left this device."),
+        "numbered": gettext("question {n}: {report}"),
+        "offline": gettext(
+            "Your answers could not be sent. They are kept on this device, already "
+            "randomized: try again when you are online."
+        ),
+        "notSent": gettext("Not sent: {reason}"),
+        "notPossible": gettext("Not possible: {reason}"),
+        "showed": gettext("{name} showed {face}"),
+        "firstDecided": gettext(
+            "{showed}, so {meaning} was sent. It could just as well have been the coins' "
+            "choice: nobody can tell which."
+        ),
+        "secondDecided": gettext(
+            "{showed}, so {name} decided: it showed {face}, so {meaning} was sent, whatever "
+            "your true answer."
+        ),
+        "again": gettext(
+            "This is the randomized report this device made the first time, sent again: no "
+            "coins were flipped now."
+        ),
+        "crosswise": gettext(
+            "This is your answer, sent as you gave it: nobody knows your answer to statement "
+            "B, so it does not reveal your answer to A."
+        ),
+        "direct": gettext("This question is asked directly: your answer is stored as you gave it."),
+        "noise": gettext(
+            "Your device added noise of {noise} to your number. Any true number could have "
+            "given this report."
+        ),
+        "drawn": gettext(
+            "Your device drew it: any option can be sent whatever your true answer, so "
+            "nobody can tell whether this one is yours."
+        ),
+        "inviteNotExchanged": gettext(
+            "Your invite could not be exchanged yet (no connection or a server error). "
+            "Nothing was sent: press “Flip and send” again in a moment."
+        ),
+        "badSettings": gettext(
+            "This survey's settings are not valid ({problems}). Nothing was sent."
+        ),
+        "flipping": gettext("Flipping and sending…"),
+        "sending": gettext("Sending…"),
+        "sendingAgain": gettext("Sending again with the same answers…"),
+        "sendAgain": gettext("Send again"),
+    }
+
+
+@register.simple_tag
+def respond_strings() -> str:
+    """respond.js's sentences as a JSON data block (data, not code: the CSP allows it)."""
+    return json_script(respond_sentences(), "respond-strings")
