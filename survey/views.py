@@ -25,13 +25,16 @@ from survey.models import (
 )
 
 BROWSER_CODE = "survey/rr.js"
-# The two fair coins' numbers the "how it works" page explains (formatted in the page's
-# language by the template): ε = ln 3, three questions' total, the 50 % → 75 % posterior.
+# The two fair coins' numbers the privacy explanations quote (formatted in the page's
+# language by the templates): ε = ln 3, totals over several questions, 50 % → 75 %.
 CLASSIC_NUMBERS = {
     "epsilon": math.log(3),
+    "two_questions": 2 * math.log(3),
     "three_questions": 3 * math.log(3),
+    "ten_questions": 10 * math.log(3),
     "prior": 0.5,
     "posterior": 0.75,
+    "after_no": 0.25,
 }
 
 

@@ -23,6 +23,12 @@ def local_number(text: str) -> str:
 
 
 @register.filter
+def number(value: float, spec: str = "g") -> str:
+    """A number formatted as ``format(value, spec)``, with the language's separators."""
+    return local_number(format(value, spec))
+
+
+@register.filter
 def percent(value: float | None, digits: int = 1) -> str:
     if value is None:
         return "—"
