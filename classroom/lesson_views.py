@@ -14,7 +14,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import translation
-from django.utils.cache import patch_vary_headers
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
@@ -286,7 +285,4 @@ def student_live(request: HttpRequest, slug: str) -> HttpResponse:
     etag, html = cached
     if unchanged := _not_modified(request, etag):
         return _student_page(unchanged)
-    response = _cacheable(HttpResponse(html), etag)
-    patch_vary_headers(response, ["Accept-Language"])
-    response["Content-Language"] = language
-    return _student_page(response)
+    return _student_page(languages.in_language(_cacheable(HttpResponse(html), etag), language))

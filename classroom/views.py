@@ -562,22 +562,22 @@ def student_status(request: HttpRequest, slug: str) -> HttpResponse:
     session = Session.of(survey)
     # A phone on a session's question moves to whichever question is current.
     current = session.current.get_absolute_url() if session else ""
-    state = (*_state(survey), survey.results_revealed, current, survey.language)
-    key = "classroom:status:" + _etag(*state)
+    language = languages.from_request(request)
+    key = "classroom:status:" + _etag(*_state(survey), survey.results_revealed, current, language)
     cached = cache.get(key)
     if cached is None:
         context = {"survey": survey, "ticks": TICKS, "current_url": current}
         context |= _session_context(survey)
         if survey.results_revealed:
             context["live"] = _live_questions(survey, None)
-        with translation.override(survey.language):
+        with translation.override(language):
             html = render_to_string("classroom/_student_status.html#status", context)
         cached = (_etag(html), html)
         cache.set(key, cached, STATUS_FRESH_SECONDS)
     etag, html = cached
     if unchanged := _not_modified(request, etag):
         return _student_page(unchanged)
-    return _student_page(_cacheable(HttpResponse(html), etag))
+    return _student_page(languages.in_language(_cacheable(HttpResponse(html), etag), language))
 
 
 @require_GET
@@ -590,8 +590,7 @@ def explain(request: HttpRequest) -> HttpResponse:
     if design is None:
         raise Http404("The coins explanation is for yes/no questions.")
     context = {"survey": survey} | explain_context(design)
-    language = survey.language if survey else None
-    return _student_page(languages.render_in(language, request, "classroom/explain.html", context))
+    return _student_page(languages.render_in(None, request, "classroom/explain.html", context))
 
 
 def _owned_session(request: HttpRequest, session_id: int) -> Session:

@@ -352,7 +352,8 @@ class SurveySerializer(serializers.Serializer):
     language = serializers.ChoiceField(
         choices=settings.LANGUAGES,
         default="en",
-        help_text="The language of the survey's respondent pages (their <html lang>).",
+        help_text="The language of a research survey's respondent pages (their <html "
+        "lang>); a classroom survey's phones follow each student's browser language.",
         error_messages={
             "invalid_choice": f'Unknown language "{{input}}": choose one of {LANGUAGE_CODES}.'
         },

@@ -107,8 +107,9 @@ class SurveyForm(forms.ModelForm):
         choices=settings.LANGUAGES,
         required=False,
         label="Language of the respondent pages",
-        help_text="The language respondents read the pages and the privacy explanation in. "
-        "Write the title and questions in it too.",
+        help_text="The language respondents read the pages and the privacy explanation in "
+        "(write the title and questions in it too). Classroom phones follow each "
+        "student's browser language instead.",
     )
 
     class Meta:

@@ -1,8 +1,9 @@
 """The language of respondent and student pages.
 
-A survey's pages speak the survey's language (chosen in the builder); pages not tied to
-one survey follow the browser's Accept-Language. Researcher pages stay in English: there
-is no LocaleMiddleware, so nothing else is translated.
+A research survey's pages speak the survey's language (chosen in the builder). Student
+pages — a classroom survey's phone page, the join, explain and lesson pages — follow
+each phone's Accept-Language: one room holds readers of several languages. Researcher
+pages stay in English: there is no LocaleMiddleware, so nothing else is translated.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ def from_request(request: HttpRequest) -> str:
     return translation.get_language_from_request(request)
 
 
+def for_survey(survey, request: HttpRequest) -> str:
+    """The language a respondent reads ``survey`` in."""
+    return from_request(request) if survey.mode == "classroom" else survey.language
+
+
 def render_in(
     language: str | None,
     request: HttpRequest,
@@ -37,6 +43,11 @@ def render_in(
         language = from_request(request)
     with translation.override(language):
         response = render(request, template, context, status=status)
+    return in_language(response, language)
+
+
+def in_language(response: HttpResponse, language: str) -> HttpResponse:
+    """Says the response's language; caches keep one copy per Accept-Language."""
     response["Content-Language"] = language
     patch_vary_headers(response, ["Accept-Language"])
     return response

@@ -52,7 +52,7 @@ def _respondent_page(request: HttpRequest, template: str, context: dict, status:
     """Respondent pages never set cookies and never send a Referer onwards. They speak
     the survey's language, or without a survey the browser's."""
     survey = context.get("survey")
-    language = survey.language if survey else None
+    language = languages.for_survey(survey, request) if survey else None
     response = languages.render_in(language, request, template, context, status=status)
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
