@@ -75,7 +75,9 @@ class VisibleText(HTMLParser):
     """What a reader (or a screen reader) meets: text, labels and titles, and the
     sentences the page hands its scripts; not code, not the served rr.js."""
 
-    ATTRIBUTES = ("aria-label", "placeholder", "title", "alt", "data-win", "data-lose")
+    ATTRIBUTES = ("aria-label", "placeholder", "title", "alt")
+    # The chance devices' words respond.js builds its sentences from.
+    ATTRIBUTES += ("data-win", "data-lose", "data-name", "data-if-win", "data-if-lose")
     SKIPPED = ("pre", "code", "style")
 
     def __init__(self) -> None:
@@ -107,7 +109,8 @@ class VisibleText(HTMLParser):
 def visible_text(page: str) -> str:
     parser = VisibleText()
     parser.feed(page)
-    return " ".join(" ".join(parser.parts).split())
+    # Runs of ASCII white space only: a no-break space inside a number stays.
+    return re.sub(r"[ \t\r\n]+", " ", " ".join(parser.parts)).strip()
 
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")  # single letters are maths (q, p, E)

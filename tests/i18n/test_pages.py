@@ -176,9 +176,7 @@ def html_lang(page: str) -> str | None:
 
 
 @pytest.mark.parametrize("language", TRANSLATED)
-def test_no_english_sentence_is_left_on_any_respondent_or_student_page(
-    client, pages, language
-):
+def test_no_english_sentence_is_left_on_any_respondent_or_student_page(client, pages, language):
     """Runs of four English words from the English page must all be gone: a string
     that was never marked (or is missing from the catalogue) would leave its runs."""
     for name, page in pages.items():
