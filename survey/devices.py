@@ -19,7 +19,7 @@ from functools import reduce
 from django.utils.translation import gettext, gettext_noop
 
 from estimator.designs import BinaryDesign, ChoiceDesign, Crosswise, Design
-from estimator.templatetags.privacy import local_number
+from estimator.templatetags.privacy import local_number, whole
 
 # Beyond this many slips of paper, ask for a random number instead.
 MAX_SLIPS = 20
@@ -55,16 +55,12 @@ class ChanceDevice:
         return local_number(f"{float(self.probability) * 100:.4g}") + "\u00a0%"
 
 
-def _whole(n: int) -> str:
-    return local_number(f"{n:,}")
-
-
 def _numbers(low: int, high: int) -> str:
     if low == high:
-        return _whole(low)
+        return whole(low)
     if high == low + 1:
-        return gettext("%(low)s or %(high)s") % {"low": _whole(low), "high": _whole(high)}
-    return f"{_whole(low)}–{_whole(high)}"
+        return gettext("%(low)s or %(high)s") % {"low": whole(low), "high": whole(high)}
+    return f"{whole(low)}–{whole(high)}"
 
 
 def as_fraction(p: float) -> Fraction:
@@ -119,7 +115,7 @@ def _numbered(den: int) -> tuple[str, str, str]:
         ) % {"n": den}
         return "slips", gettext("the slip"), action
     action = gettext("Pick a random whole number from 1 to %(n)s (a random-number app will do)") % {
-        "n": _whole(den)
+        "n": whole(den)
     }
     return "number", gettext("the number"), action
 
@@ -155,7 +151,7 @@ class Draw:
             return gettext("rolls a six-sided die for you")
         if self.kind == "slips":
             return gettext("draws one of %(n)s numbered slips for you") % {"n": self.sides}
-        return gettext("picks a number from 1 to %(n)s for you") % {"n": _whole(self.sides)}
+        return gettext("picks a number from 1 to %(n)s for you") % {"n": whole(self.sides)}
 
     @property
     def outcomes(self) -> list[tuple[str, str]]:

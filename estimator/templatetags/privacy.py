@@ -22,6 +22,11 @@ def local_number(text: str) -> str:
     return text.translate(str.maketrans({".": decimal, ",": thousands}))
 
 
+def whole(n: int) -> str:
+    """A whole number with the language's thousand separator (12,345 → 12.345 in German)."""
+    return local_number(f"{n:,}")
+
+
 @register.filter
 def number(value: float, spec: str = "g") -> str:
     """A number formatted as ``format(value, spec)``, with the language's separators."""

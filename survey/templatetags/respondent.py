@@ -16,7 +16,7 @@ from django.utils.translation import gettext, gettext_noop
 
 from estimator.designs import Crosswise
 from estimator.templatetags.privacy import epsilon as epsilon_text
-from estimator.templatetags.privacy import local_number, odds_bound, percent
+from estimator.templatetags.privacy import local_number, odds_bound, percent, whole
 from survey import served_code
 from survey.devices import (
     Draw,
@@ -140,8 +140,8 @@ def privacy_words(question) -> str:
     if design.kind == "number":
         numbers |= {
             "noise": typical_noise(question),
-            "lower": _whole(design.lower),
-            "upper": _whole(design.upper),
+            "lower": whole(design.lower),
+            "upper": whole(design.upper),
         }
         return (
             gettext(
@@ -169,10 +169,6 @@ def privacy_words(question) -> str:
         )
         % numbers
     )
-
-
-def _whole(n: int) -> str:
-    return local_number(f"{n:,}")
 
 
 @register.filter
