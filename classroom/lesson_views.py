@@ -13,7 +13,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import translation
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -29,6 +31,8 @@ from classroom.views import (
     _student_page,
 )
 from estimator import lessons as maths
+from estimator.templatetags.privacy import number
+from survey import languages
 from survey.qr import qr_svg
 
 STUDENT_POLL_SECONDS = 3
@@ -222,15 +226,15 @@ def _student_context(lesson: Lesson) -> dict:
 def _record(lesson: Lesson, choice: str) -> tuple[dict, str | None, int]:
     """Store what a student sent, or say why not (and store nothing)."""
     if lesson.is_locked:
-        return {}, "Answering is locked by your instructor: nothing was sent.", 409
+        return {}, gettext("Answering is locked by your instructor: nothing was sent."), 409
     base = {"round": lesson.round, "step": lesson.step}
     if lesson.kind == Lesson.Kind.LAPLACE:
         budget = maths.Budget(total=lesson.budget, spent=lesson.spent())
         if not budget.allows(lesson.epsilon):
-            refusal = (
-                f"The database refuses: the class has spent its budget ε = {lesson.budget:g} "
+            refusal = gettext(
+                "The database refuses: the class has spent its budget ε = %(budget)s "
                 "(every answer costs ε; composition)."
-            )
+            ) % {"budget": number(lesson.budget)}
             return {}, refusal, 409
         true = maths.hospital(lesson.seed).total
         value = maths.noisy_count(true, lesson.epsilon, np.random.default_rng())
@@ -239,7 +243,7 @@ def _record(lesson: Lesson, choice: str) -> tuple[dict, str | None, int]:
         return {"my_answer": value, "my_rounded": maths.post_process(value, n)}, None, 200
     context = lessons.lesson_context(lesson)
     if choice not in context["choices"]:
-        return {}, "Choose one of the options.", 400
+        return {}, gettext("Choose one of the options."), 400
     kind = Action.Kind.VOTE if lesson.kind == Lesson.Kind.EXPONENTIAL else Action.Kind.GUESS
     lesson.actions.create(kind=kind, choice=choice, **base)
     return {"my_choice": choice}, None, 200
@@ -253,13 +257,16 @@ def student(request: HttpRequest, slug: str) -> HttpResponse:
     """A student's phone: the current step's prompt and, where it teaches something, a
     guess, a noisy query or a vote. Public by the lesson's unguessable link."""
     lesson = get_object_or_404(Lesson, slug=slug)
+    language = languages.from_request(request)
     sent, error, status = {}, None, 200
     if request.method == "POST":
         form = StudentForm(request.POST)
         choice = form.cleaned_data["choice"] if form.is_valid() else ""
-        sent, error, status = _record(lesson, choice)
+        with translation.override(language):
+            sent, error, status = _record(lesson, choice)
     context = _student_context(lesson) | sent | {"error": error}
-    return _student_page(render(request, "classroom/lesson_student.html", context, status=status))
+    template = "classroom/lesson_student.html"
+    return _student_page(languages.render_in(language, request, template, context, status))
 
 
 @require_GET
@@ -267,13 +274,15 @@ def student_live(request: HttpRequest, slug: str) -> HttpResponse:
     """The phones' polled fragment: the same for every phone, built at most once per few
     seconds per lesson state, 304 while unchanged."""
     lesson = get_object_or_404(Lesson, slug=slug)
-    key = "classroom:lesson:" + _etag(*lesson.state())
+    language = languages.from_request(request)
+    key = "classroom:lesson:" + _etag(*lesson.state(), language)
     cached = cache.get(key)
     if cached is None:
-        html = render_to_string("classroom/lesson_student.html#live", _student_context(lesson))
+        with translation.override(language):
+            html = render_to_string("classroom/lesson_student.html#live", _student_context(lesson))
         cached = (_etag(html), html)
         cache.set(key, cached, STATUS_FRESH_SECONDS)
     etag, html = cached
     if unchanged := _not_modified(request, etag):
         return _student_page(unchanged)
-    return _student_page(_cacheable(HttpResponse(html), etag))
+    return _student_page(languages.in_language(_cacheable(HttpResponse(html), etag), language))

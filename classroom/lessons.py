@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 from classroom.models import DEFAULT_VOTE_OPTIONS, Action, Lesson
 from estimator import lessons as maths
@@ -70,12 +71,25 @@ def guesses(lesson: Lesson, choices: list[str]) -> list[dict]:
     ]
 
 
+# What students choose between, for the catalogue: the stored choice stays in English,
+# the button shows it in the page's language (estimator.lessons stays free of Django).
+CHOICE_WORDS = (
+    gettext_noop("Has the condition"),
+    gettext_noop("Does not"),
+    gettext_noop("asthma"),
+    gettext_noop("diabetes"),
+    gettext_noop("migraine"),
+    gettext_noop("flu"),
+    gettext_noop("fracture"),
+)
+
+
 # 1. Differencing attack
 
 
 def differencing(lesson: Lesson) -> dict:
     attack = maths.hospital(lesson.seed)
-    context = {"attack": attack, "choices": ["Has the condition", "Does not"]}
+    context = {"attack": attack, "choices": list(CHOICE_WORDS[:2])}
     if lesson.step == 1:
         rng = private_rng(lesson, "differencing", lesson.epsilon)
         total = maths.noisy_count(attack.total, lesson.epsilon, rng)

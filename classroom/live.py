@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils.translation import gettext, gettext_noop
 
 from estimator.estimates import ChoiceEstimate, NumberEstimate, NumberStats
 from estimator.intervals import DEFAULT_LEVEL, DEFAULT_METHOD
@@ -19,6 +20,13 @@ from survey.models import Question, Survey, bulk_record
 
 # The drawing area inside the SVG viewBox (0 0 1000 …), as for the yes/no bar.
 LEFT, WIDTH = 40, 920
+# The choice designs' one-line descriptions (estimator.designs, which stays free of
+# Django), for the catalogue: students see them under the class result.
+CHOICE_HOWS = (
+    gettext_noop("Keep the true option with probability e^ε/(e^ε + k − 1)."),
+    gettext_noop("Tell the truth, or by chance give the option the die shows."),
+    gettext_noop("Not randomized: only for questions that are not sensitive."),
+)
 ROW = 56
 
 
@@ -39,8 +47,9 @@ class ChoiceLive:
 
     @property
     def how(self) -> str:
-        """The design's own one-line description, lower-cased to sit inside a sentence."""
-        help_text = self.question.design.help.rstrip(".")
+        """The design's own one-line description, lower-cased to sit inside a sentence,
+        in the page's language (students read it too)."""
+        help_text = gettext(self.question.design.help).rstrip(".")
         return help_text[:1].lower() + help_text[1:]
 
     def rows(self) -> list[dict]:

@@ -10,13 +10,19 @@ from django.conf import settings
 from django.db import models, transaction
 from django.db.models import Count, Max
 from django.urls import reverse
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from estimator import lessons as maths
 from estimator.designs import make_design
 from survey.models import Question, Survey, new_join_code
 
 EPSILON_CHOICES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
-DEFAULT_VOTE_OPTIONS = ["Cryptography", "Fairness in ML", "Data protection law", "Synthetic data"]
+DEFAULT_VOTE_OPTIONS = [
+    gettext_noop("Cryptography"),
+    gettext_noop("Fairness in ML"),
+    gettext_noop("Data protection law"),
+    gettext_noop("Synthetic data"),
+]
 
 
 def new_lesson_join_code() -> str:
@@ -67,21 +73,29 @@ class LessonQuerySet(models.QuerySet):
 
 class Lesson(models.Model):
     class Kind(models.TextChoices):
-        DIFFERENCING = "differencing", "Differencing attack"
-        LAPLACE = "laplace", "The Laplace mechanism"
-        LINKAGE = "linkage", "k-anonymity and linkage"
-        EXPONENTIAL = "exponential", "The exponential mechanism"
+        DIFFERENCING = "differencing", gettext_lazy("Differencing attack")
+        LAPLACE = "laplace", gettext_lazy("The Laplace mechanism")
+        LINKAGE = "linkage", gettext_lazy("k-anonymity and linkage")
+        EXPONENTIAL = "exponential", gettext_lazy("The exponential mechanism")
 
-    # The steps the instructor walks through, per activity (the projector's headline).
+    # The steps the instructor walks through, per activity (the projector's headline; the
+    # students' phones show it in their language).
     STEPS = {
-        Kind.DIFFERENCING: ["Two innocent counts", "The same counts with Laplace noise"],
-        Kind.LAPLACE: ["Ask a noisy count", "Noise against ε", "Budget and post-processing"],
-        Kind.LINKAGE: [
-            "Link the table to the public list",
-            "Generalize until k-anonymous",
-            "Two k-anonymous releases",
+        Kind.DIFFERENCING: [
+            gettext_lazy("Two innocent counts"),
+            gettext_lazy("The same counts with Laplace noise"),
         ],
-        Kind.EXPONENTIAL: ["Vote", "Pick the winner privately"],
+        Kind.LAPLACE: [
+            gettext_lazy("Ask a noisy count"),
+            gettext_lazy("Noise against ε"),
+            gettext_lazy("Budget and post-processing"),
+        ],
+        Kind.LINKAGE: [
+            gettext_lazy("Link the table to the public list"),
+            gettext_lazy("Generalize until k-anonymous"),
+            gettext_lazy("Two k-anonymous releases"),
+        ],
+        Kind.EXPONENTIAL: [gettext_lazy("Vote"), gettext_lazy("Pick the winner privately")],
     }
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)

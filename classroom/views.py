@@ -20,6 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModif
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import translation
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -40,9 +41,11 @@ from estimator.randomized_response import (
     ForcedResponse,
     total_epsilon,
 )
+from survey import languages
 from survey.devices import is_two_fair_coins
 from survey.models import JOIN_CODE_ALPHABET, JOIN_CODE_LENGTH, Question, Role, Survey
 from survey.qr import qr_svg
+from survey.views import CLASSIC_NUMBERS
 
 DEFAULT_QUESTION = "Have you ever cheated on an exam?"
 # A session's default sequence: a yes/no, a multiple-choice and a number question.
@@ -275,7 +278,7 @@ def explain_context(design: BinaryDesign) -> dict:
         }
         for p in PRIORS
     ]
-    return {"design": design, "posterior_rows": rows}
+    return {"design": design, "posterior_rows": rows, "classic": CLASSIC_NUMBERS}
 
 
 TICKS = [{"x": LiveQuestion.x(v / 100), "label": f"{v} %"} for v in (0, 25, 50, 75, 100)]
@@ -378,16 +381,15 @@ def join(request: HttpRequest, code: str = "") -> HttpResponse:
     """``/j/CODE`` (and the join form) lead to the survey's respondent page."""
     code = normalize_code(code or request.GET.get("code", ""))
     if not code:
-        return _student_page(render(request, "classroom/join.html", {}))
+        return _student_page(languages.render_in(None, request, "classroom/join.html", {}))
     survey = Survey.objects.filter(join_code=code).first()
     survey = survey or Lesson.objects.filter(join_code=code).first()
     survey = survey or Session.objects.filter(join_code=code).first()
     if survey is None:
-        error = f"No session has the code {code}. Check it on the projector and try again."
-        if len(code) != JOIN_CODE_LENGTH or set(code) - set(JOIN_CODE_ALPHABET):
-            error = "A join code has 6 letters and digits, as shown on the projector."
-        context = {"code": code, "error": error}
-        return _student_page(render(request, "classroom/join.html", context, status=404))
+        malformed = len(code) != JOIN_CODE_LENGTH or set(code) - set(JOIN_CODE_ALPHABET)
+        context = {"code": code, "error": "malformed" if malformed else "unknown"}
+        response = languages.render_in(None, request, "classroom/join.html", context, 404)
+        return _student_page(response)
     return _student_page(redirect(survey))
 
 
@@ -560,20 +562,22 @@ def student_status(request: HttpRequest, slug: str) -> HttpResponse:
     session = Session.of(survey)
     # A phone on a session's question moves to whichever question is current.
     current = session.current.get_absolute_url() if session else ""
-    key = "classroom:status:" + _etag(*_state(survey), survey.results_revealed, current)
+    language = languages.from_request(request)
+    key = "classroom:status:" + _etag(*_state(survey), survey.results_revealed, current, language)
     cached = cache.get(key)
     if cached is None:
         context = {"survey": survey, "ticks": TICKS, "current_url": current}
         context |= _session_context(survey)
         if survey.results_revealed:
             context["live"] = _live_questions(survey, None)
-        html = render_to_string("classroom/_student_status.html#status", context)
+        with translation.override(language):
+            html = render_to_string("classroom/_student_status.html#status", context)
         cached = (_etag(html), html)
         cache.set(key, cached, STATUS_FRESH_SECONDS)
     etag, html = cached
     if unchanged := _not_modified(request, etag):
         return _student_page(unchanged)
-    return _student_page(_cacheable(HttpResponse(html), etag))
+    return _student_page(languages.in_language(_cacheable(HttpResponse(html), etag), language))
 
 
 @require_GET
@@ -586,7 +590,7 @@ def explain(request: HttpRequest) -> HttpResponse:
     if design is None:
         raise Http404("The coins explanation is for yes/no questions.")
     context = {"survey": survey} | explain_context(design)
-    return _student_page(render(request, "classroom/explain.html", context))
+    return _student_page(languages.render_in(None, request, "classroom/explain.html", context))
 
 
 def _owned_session(request: HttpRequest, session_id: int) -> Session:

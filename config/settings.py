@@ -181,8 +181,12 @@ TRASH_RETENTION_DAYS = env_int("TRASH_RETENTION_DAYS", 30)
 LOGOUT_REDIRECT_URL = "home"
 
 LANGUAGE_CODE = "en"
+# Respondent and student pages speak these; researcher pages stay in English (no
+# LocaleMiddleware: each respondent view picks its language, see survey.languages).
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("es", "Español"), ("fr", "Français")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
-USE_I18N = False
+USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"

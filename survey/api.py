@@ -12,6 +12,7 @@ import json
 import math
 from typing import IO
 
+from django.conf import settings
 from django.db import transaction
 from django.http import HttpResponse
 from django.utils import timezone
@@ -335,6 +336,9 @@ class QuestionSerializer(serializers.Serializer):
             )
 
 
+LANGUAGE_CODES = ", ".join(code for code, _ in settings.LANGUAGES)
+
+
 class SurveySerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     title = serializers.CharField(max_length=200)
@@ -345,6 +349,15 @@ class SurveySerializer(serializers.Serializer):
     status = serializers.CharField(read_only=True)
     slug = serializers.CharField(read_only=True)
     join_code = serializers.CharField(read_only=True)
+    language = serializers.ChoiceField(
+        choices=settings.LANGUAGES,
+        default="en",
+        help_text="The language of a research survey's respondent pages (their <html "
+        "lang>); a classroom survey's phones follow each student's browser language.",
+        error_messages={
+            "invalid_choice": f'Unknown language "{{input}}": choose one of {LANGUAGE_CODES}.'
+        },
+    )
     requires_invite = serializers.BooleanField(default=False)
     closes_at = serializers.DateTimeField(
         required=False,

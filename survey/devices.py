@@ -16,23 +16,26 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import reduce
 
+from django.utils.translation import gettext, gettext_noop
+
 from estimator.designs import BinaryDesign, ChoiceDesign, Crosswise, Design
+from estimator.templatetags.privacy import local_number, whole
 
 # Beyond this many slips of paper, ask for a random number instead.
 MAX_SLIPS = 20
 MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
+    gettext_noop("January"),
+    gettext_noop("February"),
+    gettext_noop("March"),
+    gettext_noop("April"),
+    gettext_noop("May"),
+    gettext_noop("June"),
+    gettext_noop("July"),
+    gettext_noop("August"),
+    gettext_noop("September"),
+    gettext_noop("October"),
+    gettext_noop("November"),
+    gettext_noop("December"),
 ]
 
 
@@ -49,13 +52,15 @@ class ChanceDevice:
 
     @property
     def percent(self) -> str:
-        return f"{float(self.probability) * 100:.4g}\u00a0%"
+        return local_number(f"{float(self.probability) * 100:.4g}") + "\u00a0%"
 
 
 def _numbers(low: int, high: int) -> str:
     if low == high:
-        return f"{low:,}"
-    return f"{low:,} or {high:,}" if high == low + 1 else f"{low:,}–{high:,}"
+        return whole(low)
+    if high == low + 1:
+        return gettext("%(low)s or %(high)s") % {"low": whole(low), "high": whole(high)}
+    return f"{whole(low)}–{whole(high)}"
 
 
 def as_fraction(p: float) -> Fraction:
@@ -71,15 +76,24 @@ def device_for(p: float) -> ChanceDevice:
     f = as_fraction(p)
     num, den = f.numerator, f.denominator
     if den == 1:
-        outcomes = ("always", "never") if num == 1 else ("never", "always")
-        return ChanceDevice("certain", "nothing", "No device is needed", *outcomes, f)
+        always, never = gettext("always"), gettext("never")
+        outcomes = (always, never) if num == 1 else (never, always)
+        return ChanceDevice(
+            "certain", gettext("nothing"), gettext("No device is needed"), *outcomes, f
+        )
     if den == 2:
-        return ChanceDevice("coin", "the coin", "Flip a coin", "heads", "tails", f)
+        return ChanceDevice(
+            "coin",
+            gettext("the coin"),
+            gettext("Flip a coin"),
+            gettext("heads"),
+            gettext("tails"),
+            f,
+        )
     if den in (3, 6):
         k = num * 6 // den
-        return ChanceDevice(
-            "die", "the die", "Roll a six-sided die", _numbers(1, k), _numbers(k + 1, 6), f
-        )
+        name, action = gettext("the die"), gettext("Roll a six-sided die")
+        return ChanceDevice("die", name, action, _numbers(1, k), _numbers(k + 1, 6), f)
     kind, name, action = _numbered(den)
     return ChanceDevice(kind, name, action, _numbers(1, num), _numbers(num + 1, den), f)
 
@@ -96,10 +110,14 @@ def at_most(p: float) -> float:
 def _numbered(den: int) -> tuple[str, str, str]:
     """Slips of paper numbered 1…den, or a random whole number when there are too many."""
     if den <= MAX_SLIPS:
-        action = f"Shuffle {den} slips of paper numbered 1 to {den} face down and draw one"
-        return "slips", "the slip", action
-    action = f"Pick a random whole number from 1 to {den:,} (a random-number app will do)"
-    return "number", "the number", action
+        action = gettext(
+            "Shuffle %(n)s slips of paper numbered 1 to %(n)s face down and draw one"
+        ) % {"n": den}
+        return "slips", gettext("the slip"), action
+    action = gettext("Pick a random whole number from 1 to %(n)s (a random-number app will do)") % {
+        "n": whole(den)
+    }
+    return "number", gettext("the number"), action
 
 
 @dataclass(frozen=True)
@@ -109,6 +127,7 @@ class Step:
     device: ChanceDevice
     if_win: str
     if_lose: str
+    goes_on: bool = False  # losing means "go on to step 2", not a result
 
 
 @dataclass(frozen=True)
@@ -126,11 +145,13 @@ class Draw:
     @property
     def done_for_you(self) -> str:
         """What the respondent's device does in its place, in words."""
-        return {
-            "coin": "flips a coin for you",
-            "die": "rolls a six-sided die for you",
-            "slips": f"draws one of {self.sides} numbered slips for you",
-        }.get(self.kind, f"picks a number from 1 to {self.sides:,} for you")
+        if self.kind == "coin":
+            return gettext("flips a coin for you")
+        if self.kind == "die":
+            return gettext("rolls a six-sided die for you")
+        if self.kind == "slips":
+            return gettext("draws one of %(n)s numbered slips for you") % {"n": self.sides}
+        return gettext("picks a number from 1 to %(n)s for you") % {"n": whole(self.sides)}
 
     @property
     def outcomes(self) -> list[tuple[str, str]]:
@@ -143,10 +164,11 @@ def draw_for(probabilities: list[float], meanings: list[str]) -> Draw:
     fractions = [as_fraction(p) for p in probabilities]
     den = reduce(math.lcm, (f.denominator for f in fractions), 1)
     if den == 2:
-        kind, name, action, den, labels = "coin", "the coin", "Flip a coin", 2, ["heads", "tails"]
+        kind, name, action, den = "coin", gettext("the coin"), gettext("Flip a coin"), 2
+        labels = [gettext("heads"), gettext("tails")]
     else:
         if den in (3, 6):
-            kind, name, action, den = "die", "the die", "Roll a six-sided die", 6
+            kind, name, action, den = "die", gettext("the die"), gettext("Roll a six-sided die"), 6
         else:
             kind, name, action = _numbered(den)
         labels = [str(i) for i in range(1, den + 1)]
@@ -154,7 +176,7 @@ def draw_for(probabilities: list[float], meanings: list[str]) -> Draw:
     for f in fractions:
         count = f.numerator * den // f.denominator
         if kind == "coin":
-            faces.append(" or ".join(labels[start : start + count]))
+            faces.append(gettext(" or ").join(labels[start : start + count]))
         else:
             faces.append(_numbers(start + 1, start + count) if count else "")
         start += count
@@ -163,16 +185,16 @@ def draw_for(probabilities: list[float], meanings: list[str]) -> Draw:
 
 # What each outcome of a design's chance steps means, in the respondent's words.
 OUTCOMES = {
-    "truth": "your true answer",
-    "opposite": "the opposite of your true answer",
-    "next": "go on to step 2",
-    "yes": "“yes”",
-    "no": "“no”",
+    "truth": gettext_noop("your true answer"),
+    "opposite": gettext_noop("the opposite of your true answer"),
+    "next": gettext_noop("go on to step 2"),
+    "yes": gettext_noop("“yes”"),
+    "no": gettext_noop("“no”"),
 }
 
 
 def option_meaning(option: str) -> str:
-    return f"“{option}”"
+    return gettext("“%(option)s”") % {"option": option}
 
 
 def steps_for(design: Design, options: list[str] | None = None) -> list[Step | Draw]:
@@ -183,13 +205,19 @@ def steps_for(design: Design, options: list[str] | None = None) -> list[Step | D
         labels = [option_meaning(o) for o in options or [str(j + 1) for j in range(design.k)]]
         forced = design.c / (1 - design.t)
         return [
-            Step(device_for(at_most(design.t)), "your true answer", "go on to step 2"),
+            Step(
+                device_for(at_most(design.t)),
+                gettext(OUTCOMES["truth"]),
+                gettext(OUTCOMES["next"]),
+                goes_on=True,
+            ),
             draw_for([float(p) for p in forced], labels),
         ]
     if not isinstance(design, BinaryDesign):
         return []  # numbers: no everyday device draws the noise
     return [
-        Step(device_for(p), OUTCOMES[win], OUTCOMES[lose]) for p, win, lose in design.chance_steps()
+        Step(device_for(p), gettext(OUTCOMES[win]), gettext(OUTCOMES[lose]), lose == "next")
+        for p, win, lose in design.chance_steps()
     ]
 
 
@@ -204,11 +232,15 @@ def innocuous_statement(design: Crosswise) -> str:
     birthday month when p is a whole number of twelfths, else a drawn number."""
     f = as_fraction(design.p)
     if (12 * f).denominator == 1:
-        months = MONTHS[: int(12 * f)]
-        span = months[0] if len(months) == 1 else f"{months[0]} to {months[-1]}"
-        return f"My mother's birthday is in {span}."
+        months = [gettext(month) for month in MONTHS[: int(12 * f)]]
+        if len(months) == 1:
+            return gettext("My mother's birthday is in %(month)s.") % {"month": months[0]}
+        return gettext("My mother's birthday is in %(first)s to %(last)s.") % {
+            "first": months[0],
+            "last": months[-1],
+        }
     device = device_for(design.p)
-    return f"{device.action}: it shows {device.win}."
+    return gettext("%(action)s: it shows %(face)s.") % {"action": device.action, "face": device.win}
 
 
 def is_two_fair_coins(design: Design) -> bool:

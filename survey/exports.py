@@ -187,6 +187,7 @@ def codebook(survey: Survey) -> dict:
         "title": survey.title,
         "description": survey.description,
         "mode": survey.mode,
+        "language": survey.language,
         "epsilon_total": json_epsilon(privacy.epsilon_total),
         "no_privacy": math.isinf(privacy.epsilon_total),
         "asked_directly": len(privacy.direct),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.utils import timezone
 
 from estimator.designs import KINDS, REGISTRY, Design, make_design
@@ -102,10 +103,23 @@ class SurveyForm(forms.ModelForm):
         required=False, max_length=MAX_DESCRIPTION, widget=forms.Textarea(attrs={"rows": 2})
     )
 
+    language = forms.ChoiceField(
+        choices=settings.LANGUAGES,
+        required=False,
+        label="Language of the respondent pages",
+        help_text="The language respondents read the pages and the privacy explanation in "
+        "(write the title and questions in it too). Classroom phones follow each "
+        "student's browser language instead.",
+    )
+
     class Meta:
         model = Survey
-        fields = ["title", "description", "mode", "requires_invite"]
+        fields = ["title", "description", "mode", "language", "requires_invite"]
         labels = {"requires_invite": "Require a one-time invite to answer"}
+
+    def clean_language(self) -> str:
+        """Left out of a post (older pages, scripts): the language stays as it was."""
+        return self.cleaned_data["language"] or self.instance.language
 
 
 class ClosingForm(forms.ModelForm):

@@ -208,6 +208,9 @@ class Survey(models.Model):
         default=DEFAULT_MIN_CELL, validators=[MinValueValidator(1)]
     )
 
+    # The language of its respondent pages (researcher pages stay in English).
+    language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
+
     objects = LiveSurveyManager()
     with_trashed = SurveyQuerySet.as_manager()
 
@@ -266,6 +269,7 @@ class Survey(models.Model):
                 description=self.description,
                 mode=self.mode,
                 requires_invite=self.requires_invite,
+                language=self.language,
             )
             Question.objects.bulk_create(
                 Question(

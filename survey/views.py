@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 import uuid
 
@@ -12,7 +13,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from survey import invites, ratelimit, served_code
+from survey import invites, languages, ratelimit, served_code
 from survey.answer_sheet import AnswerSheet, InvalidAnswers
 from survey.models import (
     CredentialKey,
@@ -24,6 +25,17 @@ from survey.models import (
 )
 
 BROWSER_CODE = "survey/rr.js"
+# The two fair coins' numbers the privacy explanations quote (formatted in the page's
+# language by the templates): ε = ln 3, totals over several questions, 50 % → 75 %.
+CLASSIC_NUMBERS = {
+    "epsilon": math.log(3),
+    "two_questions": 2 * math.log(3),
+    "three_questions": 3 * math.log(3),
+    "ten_questions": 10 * math.log(3),
+    "prior": 0.5,
+    "posterior": 0.75,
+    "after_no": 0.25,
+}
 
 
 @require_GET
@@ -37,8 +49,11 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 
 def _respondent_page(request: HttpRequest, template: str, context: dict, status: int = 200):
-    """Respondent pages never set cookies and never send a Referer onwards."""
-    response = render(request, template, context, status=status)
+    """Respondent pages never set cookies and never send a Referer onwards. They speak
+    the survey's language, or without a survey the browser's."""
+    survey = context.get("survey")
+    language = languages.for_survey(survey, request) if survey else None
+    response = languages.render_in(language, request, template, context, status=status)
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
     return response
@@ -192,6 +207,7 @@ def how_it_works(request: HttpRequest) -> HttpResponse:
         "code_url": served_code.unhashed_url(BROWSER_CODE),
         "code_sha256": served_code.sha256_hex(BROWSER_CODE, hashed=False),
         "code_integrity": served_code.integrity(BROWSER_CODE, hashed=False),
+        "classic": CLASSIC_NUMBERS,
     }
     return _respondent_page(request, "survey/how_it_works.html", context)
 

@@ -16,6 +16,9 @@ const sentKey = `sent:r${root.dataset.round}`;
 const pendingKey = `pending:r${root.dataset.round}`;
 const designVersion = Number(root.dataset.designVersion);
 const $ = (selector) => root.querySelector(selector);
+// Every sentence this script writes comes from the page, in the survey's language.
+const SENTENCES = JSON.parse(document.getElementById("respond-strings").textContent);
+const t = (key, values = {}) => SENTENCES[key].replace(/\{(\w+)\}/g, (_, name) => String(values[name]));
 const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => ({
   el,
   id: Number(el.dataset.question),
@@ -132,8 +135,7 @@ function announceMemo(question) {
   if (steps) steps.hidden = true;
   const note = document.createElement("p");
   note.className = "memo-note";
-  note.textContent =
-    "This device already made a randomized report for this question. That same report will be sent again, whatever you choose now: no coins are flipped, so answering again reveals nothing new.";
+  note.textContent = t("memo");
   question.el.querySelector("[data-result]").before(note);
 }
 
@@ -175,7 +177,7 @@ function readNumber(question, input) {
   const fits = /^-?\d+$/.test(text) && value >= Number(input.min) && value <= Number(input.max);
   question.truth = fits ? value : null;
   error.hidden = fits || text === "";
-  error.textContent = `Please give a whole number from ${input.min} to ${input.max}.`;
+  error.textContent = t("numberRange", { min: input.min, max: input.max });
   input.setAttribute("aria-invalid", String(!error.hidden));
   const range = input.getAttribute("aria-describedby").split(" ")[0];
   input.setAttribute("aria-describedby", error.hidden ? range : `${range} ${error.id}`);
@@ -217,7 +219,8 @@ async function deliver(body, first) {
   let result = await first;
   for (let attempt = 0; retryable(result) && attempt < AUTO_RETRIES; attempt++) {
     const seconds = waitSeconds(result, attempt);
-    statusLine.textContent = `Not sent yet (${result.status ? `the server said ${result.status}` : "no connection"}). Trying again in ${Math.round(seconds)} s with the same answers…`;
+    const reason = result.status ? t("serverSaid", { status: result.status }) : t("noConnection");
+    statusLine.textContent = t("retrying", { reason, seconds: Math.round(seconds) });
     await pause(seconds * 1000);
     result = await post(body);
   }
@@ -225,11 +228,11 @@ async function deliver(body, first) {
 }
 
 function refusal(result) {
-  if (result.status === 403) return "this invite link has already been used or is not valid. Nothing was stored.";
-  if (result.status === 409 && result.data.design_version) return "the questions were changed after this page was opened. Reload the page to answer them as they are now. Nothing was stored.";
-  if (result.status === 409) return "this survey is not accepting answers any more. Nothing was stored.";
-  if (result.status === 404) return "this survey no longer exists. Nothing was stored.";
-  return `${result.data.detail || "the survey refused these answers"}. Nothing was stored.`;
+  if (result.status === 403) return t("refusedInvite");
+  if (result.status === 409 && result.data.design_version) return t("refusedChanged");
+  if (result.status === 409) return t("refusedClosed");
+  if (result.status === 404) return t("refusedGone");
+  return t("refusedOther");
 }
 
 function settle(result, body) {
@@ -237,33 +240,35 @@ function settle(result, body) {
     store(sentKey, true);
     forget(pendingKey);
     const many = body.answers.length > 1;
-    const sent = body.answers.map((a, i) => `${many ? `question ${i + 1}: ` : ""}${label(questions[i], a.value)}`);
-    statusLine.textContent = `Sent — ${sent.join(", ")}. Only these randomized answers left this device.`;
+    const sent = body.answers.map((a, i) => {
+      const report = label(questions[i], a.value);
+      return many ? t("numbered", { n: i + 1, report }) : report;
+    });
+    statusLine.textContent = t("sent", { reports: sent.join(", ") });
     root.classList.add("is-sent");
     $("[data-after]").hidden = false;
   } else if (retryable(result)) {
-    statusLine.textContent = "Your answers could not be sent. They are kept on this device, already randomized: try again when you are online.";
+    statusLine.textContent = t("offline");
     retryButton.hidden = false;
   } else {
     forget(pendingKey);
-    statusLine.textContent = `Not sent: ${refusal(result)}`;
+    statusLine.textContent = t("notSent", { reason: refusal(result) });
   }
 }
 
 function explain(question, outcome) {
   const [first, second] = question.steps;
-  const shown = (step, won) => `${step.dataset.name} showed ${won ? step.dataset.win : step.dataset.lose}`;
+  const face = (step, won) => (won ? step.dataset.win : step.dataset.lose);
+  const showed = (step, won) => capitalize(t("showed", { name: step.dataset.name, face: face(step, won) }));
   const meaning = (step, won) => (won ? step.dataset.ifWin : step.dataset.ifLose);
   if (!second || outcome.coins[0]) {
-    return `${capitalize(shown(first, outcome.coins[0]))}, so ${meaning(first, outcome.coins[0])} was sent. It could just as well have been the coins' choice: nobody can tell which.`;
+    return t("firstDecided", { showed: showed(first, outcome.coins[0]), meaning: meaning(first, outcome.coins[0]) });
   }
-  return `${capitalize(shown(first, false))}, so ${second.dataset.name} decided: it showed ${outcome.coins[1] ? second.dataset.win : second.dataset.lose}, so ${meaning(second, outcome.coins[1])} was sent, whatever your true answer.`;
+  const won = outcome.coins[1];
+  return t("secondDecided", { showed: showed(first, false), name: second.dataset.name, face: face(second, won), meaning: meaning(second, won) });
 }
 
 const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
-
-const AGAIN =
-  "This is the randomized report this device made the first time, sent again: no coins were flipped now.";
 
 /** How a report reads: the option's text, the number, same/different or yes/no. */
 function label(question, report) {
@@ -275,19 +280,19 @@ function label(question, report) {
 
 /** Why this report, for designs without coin steps (choice, number, crosswise, direct). */
 function because(question, outcome) {
-  if (question.reportIsAnswer) return "This is your answer, sent as you gave it: nobody knows your answer to statement B, so it does not reveal your answer to A.";
-  if (!outcome.coins.length) return "This question is asked directly: your answer is stored as you gave it.";
+  if (question.reportIsAnswer) return t("crosswise");
+  if (!outcome.coins.length) return t("direct");
   if (question.kind === "number") {
     const noise = outcome.coins[0];
-    return `Your device added noise of ${noise >= 0 ? "+" : "−"}${Math.abs(noise)} to your number. Any true number could have given this report.`;
+    return t("noise", { noise: `${noise >= 0 ? "+" : "−"}${Math.abs(noise)}` });
   }
-  return "Your device drew it: any option can be sent whatever your true answer, so nobody can tell whether this one is yours.";
+  return t("drawn");
 }
 
 function reveal(question, outcome) {
   const result = question.el.querySelector("[data-result]");
   result.querySelector("[data-sent]").textContent = label(question, outcome.report);
-  const why = !outcome.coins ? AGAIN : question.steps.length ? explain(question, outcome) : because(question, outcome);
+  const why = !outcome.coins ? t("again") : question.steps.length ? explain(question, outcome) : because(question, outcome);
   result.querySelector("[data-why]").textContent = why;
   result.hidden = false;
   if (!outcome.coins) return;
@@ -321,7 +326,7 @@ function exchangeInvite() {
   exchange.catch((error) => {
     if (error.status !== 403) return;
     lock();
-    statusLine.textContent = `Not possible: ${refusal(error)}`;
+    statusLine.textContent = t("notPossible", { reason: refusal(error) });
   });
   return exchange;
 }
@@ -341,12 +346,12 @@ async function flipAndSend() {
   } catch (error) {
     if (error.status === 403) return;
     credential = exchangeInvite(); // offline or a server error: the next press tries again
-    statusLine.textContent = "Your invite could not be exchanged yet (no connection or a server error). Nothing was sent: press “Flip and send” again in a moment.";
+    statusLine.textContent = t("inviteNotExchanged");
     return;
   }
   const broken = questions.flatMap((q) => checkParams(q.declaration, q.params));
   if (broken.length) {
-    statusLine.textContent = `This survey's settings are not valid (${broken.join("; ")}). Nothing was sent.`;
+    statusLine.textContent = t("badSettings", { problems: broken.join("; ") });
     return;
   }
   lock();
@@ -362,12 +367,12 @@ async function flipAndSend() {
   const first = post(body);
   if (outcomes.some((outcome) => outcome.coins?.length)) {
     root.classList.add("is-flipping");
-    statusLine.textContent = "Flipping and sending…";
+    statusLine.textContent = t("flipping");
     await pause(FLIP_MS);
     root.classList.remove("is-flipping");
   }
   questions.forEach((q, i) => reveal(q, outcomes[i]));
-  statusLine.textContent = "Sending…";
+  statusLine.textContent = t("sending");
   const result = await deliver(body, first);
   settle(result, body);
   dropCredential(body, result);
@@ -377,7 +382,7 @@ async function resend() {
   const body = recall(pendingKey);
   retryButton.hidden = true;
   $("[data-resend]").disabled = true;
-  statusLine.textContent = "Sending again with the same answers…";
+  statusLine.textContent = t("sendingAgain");
   const result = await deliver(body, post(body));
   if (result.ok) {
     $("[data-pending]").hidden = true;
@@ -396,7 +401,7 @@ function forgetAll() {
 
 migrateOldMemos();
 questions.forEach(announceMemo);
-if (questions.every((q) => memoized(q) !== null)) flipButton.textContent = "Send again";
+if (questions.every((q) => memoized(q) !== null)) flipButton.textContent = t("sendAgain");
 $("[data-paper]").hidden = true;
 $("[data-forget-box]").hidden = false;
 for (const question of questions) {

@@ -8,11 +8,15 @@ import math
 from collections import Counter
 
 from django import template
+from django.urls import reverse
+from django.utils import translation
+from django.utils.html import json_script
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext, gettext_noop
 
 from estimator.designs import Crosswise
 from estimator.templatetags.privacy import epsilon as epsilon_text
-from estimator.templatetags.privacy import odds_bound
+from estimator.templatetags.privacy import local_number, odds_bound, percent, whole
 from survey import served_code
 from survey.devices import (
     Draw,
@@ -25,7 +29,14 @@ from survey.devices import (
 
 register = template.Library()
 
-NOUNS = {"coin": "coin", "die": "die", "slips": "slip", "number": "number", "certain": "rule"}
+# A step's name when it is the only one of its kind, and when there are several.
+NAMES = {
+    "coin": (gettext_noop("the coin"), gettext_noop("coin %(n)s")),
+    "die": (gettext_noop("the die"), gettext_noop("die %(n)s")),
+    "slips": (gettext_noop("the slip"), gettext_noop("slip %(n)s")),
+    "number": (gettext_noop("the number"), gettext_noop("number %(n)s")),
+    "certain": (gettext_noop("the rule"), gettext_noop("rule %(n)s")),
+}
 
 
 @register.filter
@@ -35,8 +46,8 @@ def chance_steps(question) -> list[dict]:
     kinds = Counter(_kind(step) for step in steps)
     named = []
     for i, step in enumerate(steps, start=1):
-        noun = NOUNS[_kind(step)]
-        name = f"{noun} {i}" if kinds[_kind(step)] > 1 else f"the {noun}"
+        alone, numbered = NAMES[_kind(step)]
+        name = gettext(numbered) % {"n": i} if kinds[_kind(step)] > 1 else gettext(alone)
         entry = {"step": step, "name": name, "number": i, "draw": isinstance(step, Draw)}
         named.append(entry | ({} if entry["draw"] else {"device": step.device}))
     return named
@@ -113,7 +124,7 @@ def all_need_js(questions) -> bool:
 
 @register.filter
 def typical_noise(question) -> str:
-    return f"{question.design.typical_noise:,.0f}"
+    return local_number(f"{question.design.typical_noise:,.0f}")
 
 
 @register.filter
@@ -122,27 +133,41 @@ def privacy_words(question) -> str:
     design = question.design
     eps = design.epsilon
     if not design.randomized:
-        return "Asked directly: your answer is stored as you give it (ε = ∞, no privacy)."
+        return gettext("Asked directly: your answer is stored as you give it (ε = ∞, no privacy).")
     if not math.isfinite(eps):
-        return "No privacy for this question: its design can reveal your true answer."
-    odds = odds_bound(eps)
-    head = f"ε = {epsilon_text(eps)}: "
+        return gettext("No privacy for this question: its design can reveal your true answer.")
+    numbers = {"epsilon": epsilon_text(eps), "odds": odds_bound(eps)}
     if design.kind == "number":
-        return head + (
-            f"what is sent is your number plus random noise of typical size "
-            f"±{typical_noise(question)}; a report is at most {odds} (e^ε) more likely for "
-            f"one true number than for any other between {design.lower} and {design.upper}."
+        numbers |= {
+            "noise": typical_noise(question),
+            "lower": whole(design.lower),
+            "upper": whole(design.upper),
+        }
+        return (
+            gettext(
+                "ε = %(epsilon)s: what is sent is your number plus random noise of typical size "
+                "±%(noise)s; a report is at most %(odds)s (e^ε) more likely for one true number "
+                "than for any other between %(lower)s and %(upper)s."
+            )
+            % numbers
         )
     if design.kind == "choice":
-        return head + (
-            f"whichever option is sent is at most {odds} more likely for one true answer "
-            f"than for any other."
+        return (
+            gettext(
+                "ε = %(epsilon)s: whichever option is sent is at most %(odds)s more likely for one "
+                "true answer than for any other."
+            )
+            % numbers
         )
     believed = math.exp(eps) / (1 + math.exp(eps))
-    return head + (
-        f"what is sent is at most {odds} more likely if your true answer is yes than if it "
-        f"is no, or the other way round. Someone who thought it a 50\u00a0% chance that your "
-        f"true answer is yes would, seeing it, think it at most {believed * 100:.0f}\u00a0%."
+    numbers |= {"prior": percent(0.5, 0), "posterior": percent(believed, 0)}
+    return (
+        gettext(
+            "ε = %(epsilon)s: what is sent is at most %(odds)s more likely if your true answer is "
+            "yes than if it is no, or the other way round. Someone who thought it a %(prior)s "
+            "chance that your true answer is yes would, seeing it, think it at most %(posterior)s."
+        )
+        % numbers
     )
 
 
@@ -164,3 +189,92 @@ def integrity(path: str, hashed: bool = True) -> str:
 @register.simple_tag
 def unhashed_static(path: str) -> str:
     return served_code.unhashed_url(path)
+
+
+@register.simple_tag
+def how_it_works_url() -> str:
+    """The "how it works" page in the language of the page linking to it."""
+    url = reverse("survey:how_it_works")
+    language = translation.get_language()
+    return url if language == "en" else f"{url}?lang={language}"
+
+
+def respond_sentences() -> dict[str, str]:
+    """The sentences respond.js writes, in the page's language; ``{name}`` marks where
+    the script puts a value."""
+    return {
+        "memo": gettext(
+            "This device already made a randomized report for this question. That same "
+            "report will be sent again, whatever you choose now: no coins are flipped, so "
+            "answering again reveals nothing new."
+        ),
+        "numberRange": gettext("Please give a whole number from {min} to {max}."),
+        "retrying": gettext(
+            "Not sent yet ({reason}). Trying again in {seconds} s with the same answers…"
+        ),
+        "serverSaid": gettext("the server said {status}"),
+        "noConnection": gettext("no connection"),
+        "refusedInvite": gettext(
+            "this invite link has already been used or is not valid. Nothing was stored."
+        ),
+        "refusedChanged": gettext(
+            "the questions were changed after this page was opened. Reload the page to "
+            "answer them as they are now. Nothing was stored."
+        ),
+        "refusedClosed": gettext(
+            "this survey is not accepting answers any more. Nothing was stored."
+        ),
+        "refusedGone": gettext("this survey no longer exists. Nothing was stored."),
+        "refusedOther": gettext("the survey refused these answers. Nothing was stored."),
+        "sent": gettext("Sent — {reports}. Only these randomized answers left this device."),
+        "numbered": gettext("question {n}: {report}"),
+        "offline": gettext(
+            "Your answers could not be sent. They are kept on this device, already "
+            "randomized: try again when you are online."
+        ),
+        "notSent": gettext("Not sent: {reason}"),
+        "notPossible": gettext("Not possible: {reason}"),
+        "showed": gettext("{name} showed {face}"),
+        "firstDecided": gettext(
+            "{showed}, so {meaning} was sent. It could just as well have been the coins' "
+            "choice: nobody can tell which."
+        ),
+        "secondDecided": gettext(
+            "{showed}, so {name} decided: it showed {face}, so {meaning} was sent, whatever "
+            "your true answer."
+        ),
+        "again": gettext(
+            "This is the randomized report this device made the first time, sent again: no "
+            "coins were flipped now."
+        ),
+        "crosswise": gettext(
+            "This is your answer, sent as you gave it: nobody knows your answer to statement "
+            "B, so it does not reveal your answer to A."
+        ),
+        "direct": gettext("This question is asked directly: your answer is stored as you gave it."),
+        "noise": gettext(
+            "Your device added noise of {noise} to your number. Any true number could have "
+            "given this report."
+        ),
+        "drawn": gettext(
+            "Your device drew it: any option can be sent whatever your true answer, so "
+            "nobody can tell whether this one is yours."
+        ),
+        "inviteNotExchanged": gettext(
+            "Your invite could not be exchanged yet (no connection or a server error). "
+            "Nothing was sent: press “Flip and send” again in a moment."
+        ),
+        "badSettings": gettext(
+            "This survey's settings are not valid ({problems}). Nothing was sent."
+        ),
+        "flipping": gettext("Flipping and sending…"),
+        "sending": gettext("Sending…"),
+        "sendingAgain": gettext("Sending again with the same answers…"),
+        "sendAgain": gettext("Send again"),
+    }
+
+
+@register.simple_tag
+def respond_strings() -> str:
+    """respond.js's sentences as a JSON data block (data, not code: the CSP allows it)."""
+    return json_script(respond_sentences(), "respond-strings")

@@ -230,6 +230,7 @@ def admin_form(survey: Survey, **question_fields) -> dict:
         "title": survey.title, "description": survey.description, "mode": survey.mode,
         "status": survey.status, "join_code": survey.join_code, "owner": survey.owner_id,
         "current_round": survey.current_round, "min_cell_count": survey.min_cell_count,
+        "language": survey.language,
         "questions-TOTAL_FORMS": "1", "questions-INITIAL_FORMS": "1",
         "questions-MIN_NUM_FORMS": "0", "questions-MAX_NUM_FORMS": "1000",
     }  # fmt: skip

@@ -387,7 +387,7 @@ def admin_add_form(owner, n_questions: int, description: str = "") -> dict:
     data = {
         "title": "From the admin", "description": description, "mode": "research",
         "status": "draft", "join_code": "ABCDEF", "owner": owner.id, "current_round": "1",
-        "min_cell_count": "10",
+        "min_cell_count": "10", "language": "en",
         "questions-TOTAL_FORMS": str(n_questions), "questions-INITIAL_FORMS": "0",
         "questions-MIN_NUM_FORMS": "0", "questions-MAX_NUM_FORMS": str(MAX_QUESTIONS),
     }  # fmt: skip
