@@ -110,18 +110,21 @@ def load(survey_id: int, ids: dict[str, int], count: int) -> None:
         cursor.execute(f"INSERT INTO survey_answer (submission_id, question_id, value) {selects}")
         # What Tally.add_counts and AnswerPattern.add would have written, per submission.
         cursor.execute(
-            "INSERT INTO survey_tally (question_id, round, simulated, hour, value, shard, count) "
-            "SELECT question_id, 1, false, date_trunc('hour', now()), value, 0, count(*) "
+            "INSERT INTO survey_tally (question_id, round, simulated, hour, value, shard, count, "
+            "total, total_sq) SELECT question_id, 1, false, date_trunc('hour', now()), value, 0, "
+            "count(*), sum(value), sum(value::numeric * value) "
             "FROM survey_answer a JOIN bench_new n ON a.submission_id = n.id "
             "GROUP BY question_id, value ON CONFLICT (question_id, round, simulated, hour, "
-            "value, shard) DO UPDATE SET count = survey_tally.count + excluded.count"
+            "value, shard) DO UPDATE SET count = survey_tally.count + excluded.count, "
+            "total = survey_tally.total + excluded.total, "
+            "total_sq = survey_tally.total_sq + excluded.total_sq"
         )
         cursor.execute(
-            "INSERT INTO survey_answerpattern (survey_id, round, simulated, key, count) "
-            "SELECT %s, 1, false, key, count(*) FROM (SELECT string_agg(question_id || '=' "
+            "INSERT INTO survey_answerpattern (survey_id, round, simulated, key, shard, count) "
+            "SELECT %s, 1, false, key, 0, count(*) FROM (SELECT string_agg(question_id || '=' "
             "|| value, ',' ORDER BY question_id) AS key FROM survey_answer a JOIN bench_new n "
             "ON a.submission_id = n.id GROUP BY a.submission_id) AS p GROUP BY key "
-            "ON CONFLICT (survey_id, round, simulated, key) "
+            "ON CONFLICT (survey_id, round, simulated, key, shard) "
             "DO UPDATE SET count = survey_answerpattern.count + excluded.count",
             [survey_id],
         )
