@@ -4,7 +4,6 @@ seeded reports, for the breakdown, cross-tab and regression tests."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from rest_framework.test import APIClient
 
 from survey.models import Role, Survey, bulk_record
@@ -18,16 +17,6 @@ def api_for(user) -> APIClient | None:
     if user is not None:
         client.force_authenticate(user)
     return client
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    return django_user_model.objects.create_user("viewer", password="viewer-password-1")
-
-
-@pytest.fixture
-def personas(owner, viewer, outsider):
-    return {"owner": owner, "viewer": viewer, "outsider": outsider}
 
 
 def analysis_survey(owner, **fields) -> Survey:

@@ -22,10 +22,7 @@ from tests.estimator.analysis_data import (
     analysis_survey,
     api_for,
     fill,
-    personas,  # noqa: F401 (fixture)
     questions,
-    share,
-    viewer,  # noqa: F401 (fixture)
 )
 from tests.survey.api_schema import assert_matches_schema
 
@@ -35,13 +32,6 @@ PATH = "/api/surveys/{survey_id}/estimates/breakdown/"
 
 def url(survey) -> str:
     return PATH.format(survey_id=survey.id)
-
-
-@pytest.fixture
-def study(owner, viewer):  # noqa: F811
-    survey = analysis_survey(owner)
-    share(survey, viewer)
-    return survey
 
 
 def get(user, survey, **params):
@@ -242,7 +232,7 @@ def test_another_surveys_question_is_unknown(owner, study):
 @pytest.mark.parametrize(
     ("persona", "status"), [("owner", 200), ("viewer", 200), ("outsider", 404)]
 )
-def test_only_the_surveys_team_sees_a_breakdown(personas, study, persona, status):  # noqa: F811
+def test_only_the_surveys_team_sees_a_breakdown(personas, study, persona, status):
     fill(study, [30, 30, 30, 30])
     q = questions(study)
     response = get(personas[persona], study, question=q["cheat"], by=q["faculty"])
@@ -348,7 +338,7 @@ def test_the_results_page_links_the_analyses(client, owner, survey):
     assert f"/api/surveys/{survey.id}/estimates/breakdowns.csv" in dashboard
 
 
-def test_a_choice_question_page_shows_every_option_and_hides_alike(client, viewer, study):  # noqa: F811
+def test_a_choice_question_page_shows_every_option_and_hides_alike(client, viewer, study):
     fill(study, [60, 5, 30, 0])
     q = questions(study)
     client.force_login(viewer)

@@ -27,7 +27,6 @@ from tests.estimator.analysis_data import (
     crowd,
     grouped_survey,
     record_people,
-    viewer,  # noqa: F401 (fixture)
 )
 from tests.survey.api_schema import assert_matches_schema
 
@@ -37,7 +36,7 @@ RANDOMIZED = ("cheat", "often", "drinks")
 HIDDEN = "hidden: too few respondents in this or another cell"
 
 
-def build(owner, viewer, groups: dict[str, list[str] | None], k: int = 10):  # noqa: F811
+def build(owner, viewer, groups: dict[str, list[str] | None], k: int = 10):
     survey, found = grouped_survey(owner, groups, k)
     survey.share_with(viewer, Role.VIEWER)
     return survey, found
@@ -157,7 +156,7 @@ NESTED = {(0, 0): 25, (0, 1): 5, (1, 2): 12, (1, 3): 40}
 
 
 @pytest.mark.parametrize("question", RANDOMIZED)
-def test_nested_groupings_cannot_be_differenced(owner, viewer, question):  # noqa: F811
+def test_nested_groupings_cannot_be_differenced(owner, viewer, question):
     survey, found = build(owner, viewer, NESTED_GROUPS)
     people = record_people(survey, found, crowd(list(NESTED_GROUPS), NESTED))
     bodies = fetch(viewer, survey, found, question, list(NESTED_GROUPS))
@@ -182,14 +181,14 @@ SKIPPED = {
 
 
 @pytest.fixture
-def skipped(owner, viewer):  # noqa: F811
+def skipped(owner, viewer):
     survey, found = build(owner, viewer, SKIPPED_GROUPS)
     people = record_people(survey, found, crowd(list(SKIPPED_GROUPS), SKIPPED))
     return survey, found, people
 
 
 @pytest.mark.parametrize("question", RANDOMIZED)
-def test_every_breakdown_of_a_question_has_the_questions_own_overall(viewer, skipped, question):  # noqa: F811
+def test_every_breakdown_of_a_question_has_the_questions_own_overall(viewer, skipped, question):
     survey, found, people = skipped
     bodies = fetch(viewer, survey, found, question, list(SKIPPED_GROUPS))
     overalls = [body["overall"] for body in bodies.values()]
@@ -204,7 +203,7 @@ def test_every_breakdown_of_a_question_has_the_questions_own_overall(viewer, ski
         assert mine == pytest.approx(theirs)
 
 
-def test_those_who_skipped_the_grouping_question_are_a_category_hidden_alike(viewer, skipped):  # noqa: F811
+def test_those_who_skipped_the_grouping_question_are_a_category_hidden_alike(viewer, skipped):
     survey, found, people = skipped
     bodies = fetch(viewer, survey, found, "cheat", list(SKIPPED_GROUPS))
     year = bodies["year"]["categories"]
@@ -227,7 +226,7 @@ def assert_matches_schema_of(body) -> None:
 
 
 @pytest.mark.parametrize("question", RANDOMIZED)
-def test_a_skipped_group_cannot_be_differenced_out_of_two_breakdowns(viewer, skipped, question):  # noqa: F811
+def test_a_skipped_group_cannot_be_differenced_out_of_two_breakdowns(viewer, skipped, question):
     survey, found, people = skipped
     shown = published(question, fetch(viewer, survey, found, question, list(SKIPPED_GROUPS)))
     assert_true_numbers(question, people, shown)
@@ -242,7 +241,7 @@ OVERLAPPING_GROUPS = {
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_several_overlapping_groupings_cannot_be_differenced(owner, viewer, seed):  # noqa: F811
+def test_several_overlapping_groupings_cannot_be_differenced(owner, viewer, seed):
     rng = random.Random(seed)
     cells = {}
     for f, y, j in itertools.product(range(4), range(3), range(2)):
@@ -273,7 +272,7 @@ def random_survey(rng: random.Random):
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_random_small_surveys_cannot_be_differenced(owner, viewer, seed):  # noqa: F811
+def test_random_small_surveys_cannot_be_differenced(owner, viewer, seed):
     groups, answers, k = random_survey(random.Random(seed))
     survey, found = build(owner, viewer, groups, k=k)
     people = record_people(
@@ -285,7 +284,7 @@ def test_random_small_surveys_cannot_be_differenced(owner, viewer, seed):  # noq
         assert attack(question, people, list(groups), shown, k) == {}
 
 
-def test_a_number_question_is_broken_down_into_means_with_t_intervals(viewer, skipped):  # noqa: F811
+def test_a_number_question_is_broken_down_into_means_with_t_intervals(viewer, skipped):
     survey, found, people = skipped
     response = api_for(viewer).get(
         PATH.format(survey_id=survey.id),
@@ -308,7 +307,7 @@ def test_a_number_question_is_broken_down_into_means_with_t_intervals(viewer, sk
         assert "yes_count" not in cell and "estimate" not in cell
 
 
-def test_the_csv_hides_exactly_what_the_api_hides_for_every_kind(viewer, skipped):  # noqa: F811
+def test_the_csv_hides_exactly_what_the_api_hides_for_every_kind(viewer, skipped):
     survey, found, _ = skipped
     response = api_for(viewer).get(f"/api/surveys/{survey.id}/estimates/breakdowns.csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
@@ -337,7 +336,7 @@ def test_the_csv_hides_exactly_what_the_api_hides_for_every_kind(viewer, skipped
                     assert float(row["estimate"]) == pytest.approx(cell["mean"])
 
 
-def test_the_same_cells_are_hidden_whatever_is_asked_first(viewer, skipped):  # noqa: F811
+def test_the_same_cells_are_hidden_whatever_is_asked_first(viewer, skipped):
     survey, found, _ = skipped
     forward = fetch(viewer, survey, found, "cheat", ["faculty", "year"])
     backward = fetch(viewer, survey, found, "cheat", ["year", "faculty"])
@@ -356,7 +355,7 @@ BAD = [
 
 
 @pytest.mark.parametrize(("params", "field"), BAD)
-def test_bad_input_is_a_400_naming_the_field_and_stores_nothing(viewer, skipped, params, field):  # noqa: F811
+def test_bad_input_is_a_400_naming_the_field_and_stores_nothing(viewer, skipped, params, field):
     survey, found, _ = skipped
     before = stored()
     params = {key: found[value].id if value in found else value for key, value in params.items()}
@@ -372,7 +371,7 @@ def stored() -> tuple[int, ...]:
     )
 
 
-def test_reading_every_breakdown_stores_nothing(viewer, skipped):  # noqa: F811
+def test_reading_every_breakdown_stores_nothing(viewer, skipped):
     survey, found, _ = skipped
     before = stored()
     for question in RANDOMIZED:
@@ -385,7 +384,7 @@ def test_reading_every_breakdown_stores_nothing(viewer, skipped):  # noqa: F811
     assert response.status_code == 405 and stored() == before
 
 
-def test_the_page_shows_means_and_hides_cells_alike(client, viewer, skipped):  # noqa: F811
+def test_the_page_shows_means_and_hides_cells_alike(client, viewer, skipped):
     survey, found, _ = skipped
     client.force_login(viewer)
     html = client.get(
@@ -404,7 +403,7 @@ def test_the_page_shows_means_and_hides_cells_alike(client, viewer, skipped):  #
             assert f"{cell['mean']:.2f}" in html and f"n = {cell['n']}" in html
 
 
-def test_a_breakdown_reads_a_few_grouped_counts(viewer, skipped, django_assert_max_num_queries):  # noqa: F811
+def test_a_breakdown_reads_a_few_grouped_counts(viewer, skipped, django_assert_max_num_queries):
     """Two groupings, one of them skipped by some: one joint count per subset of the
     groupings (four) and the question's own, on top of the request's own queries."""
     survey, found, _ = skipped
@@ -412,7 +411,7 @@ def test_a_breakdown_reads_a_few_grouped_counts(viewer, skipped, django_assert_m
         fetch(viewer, survey, found, "drinks", ["faculty"])
 
 
-def test_a_survey_without_answers_hides_every_cell(owner, viewer):  # noqa: F811
+def test_a_survey_without_answers_hides_every_cell(owner, viewer):
     survey, found = build(owner, viewer, SKIPPED_GROUPS)
     for question in RANDOMIZED:
         for body in fetch(viewer, survey, found, question, list(SKIPPED_GROUPS)).values():
@@ -422,7 +421,7 @@ def test_a_survey_without_answers_hides_every_cell(owner, viewer):  # noqa: F811
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_the_atoms_are_every_respondents_answers_to_the_groupings(owner, viewer, seed):  # noqa: F811
+def test_the_atoms_are_every_respondents_answers_to_the_groupings(owner, viewer, seed):
     groups, answers, _ = random_survey(random.Random(seed))
     groups["extra"] = None  # one grouping that nobody skips
     survey, found = build(owner, viewer, groups)

@@ -10,25 +10,14 @@ from estimator.crosstab import crosstab
 from estimator.grouped import joint_counts
 from survey.models import Answer, Submission
 from tests.estimator.analysis_data import (
-    analysis_survey,
     api_for,
     fill,
-    personas,  # noqa: F401 (fixture)
     questions,
-    share,
-    viewer,  # noqa: F401 (fixture)
 )
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
 PATH = "/api/surveys/{survey_id}/crosstab/"
-
-
-@pytest.fixture
-def study(owner, viewer):  # noqa: F811
-    survey = analysis_survey(owner)
-    share(survey, viewer)
-    return survey
 
 
 def get(user, survey, **params):
@@ -158,13 +147,13 @@ def test_no_answers_yet_is_a_clear_400(owner, study):
 @pytest.mark.parametrize(
     ("persona", "status"), [("owner", 200), ("viewer", 200), ("outsider", 404)]
 )
-def test_only_the_surveys_team_sees_a_crosstab(personas, study, persona, status):  # noqa: F811
+def test_only_the_surveys_team_sees_a_crosstab(personas, study, persona, status):
     fill(study, [30, 30, 30, 30])
     q = questions(study)
     assert get(personas[persona], study, a=q["cheat"], b=q["plagiarise"]).status_code == status
 
 
-def test_the_crosstab_page_shows_the_table_chart_and_phi(client, viewer, study):  # noqa: F811
+def test_the_crosstab_page_shows_the_table_chart_and_phi(client, viewer, study):
     fill(study, [300, 200, 250, 250])
     q = questions(study)
     client.force_login(viewer)

@@ -9,25 +9,14 @@ from estimator.regression import design_matrix, fit
 from survey.models import Answer
 from tests.estimator.analysis_data import (
     FACULTIES,
-    analysis_survey,
     api_for,
     fill,
-    personas,  # noqa: F401 (fixture)
     questions,
-    share,
-    viewer,  # noqa: F401 (fixture)
 )
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
 PATH = "/api/surveys/{survey_id}/regression/"
-
-
-@pytest.fixture
-def study(owner, viewer):  # noqa: F811
-    survey = analysis_survey(owner)
-    share(survey, viewer)
-    return survey
 
 
 def post(user, survey, body):
@@ -150,7 +139,7 @@ def test_a_body_that_is_not_an_object_is_a_400(owner, study):
 @pytest.mark.parametrize(
     ("persona", "status"), [("owner", 200), ("viewer", 200), ("outsider", 404)]
 )
-def test_only_the_surveys_team_fits_a_model(personas, study, persona, status):  # noqa: F811
+def test_only_the_surveys_team_fits_a_model(personas, study, persona, status):
     fill(study, [100, 100, 100, 100])
     q = questions(study)
     response = post(personas[persona], study, {"outcome": q["cheat"], "covariates": [q["faculty"]]})
