@@ -9,15 +9,31 @@ from django.contrib.auth.forms import UserCreationForm
 User = get_user_model()
 
 
-def unused_email(email: str) -> str:
-    if User._default_manager.filter(email__iexact=email).exists():
-        raise forms.ValidationError(
-            "An account already uses this email address. Log in, or reset its password."
-        )
-    return email
+class NewInactiveAccount:
+    """What sign-up and invitations share: an email address no account uses yet, and an
+    account saved inactive until the link sent to that address is followed."""
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"]
+        if User._default_manager.filter(email__iexact=email).exists():
+            raise forms.ValidationError(
+                "An account already uses this email address. Log in, or reset its password."
+            )
+        return email
+
+    def save(self, commit: bool = True):
+        user = super().save(commit=False)
+        user.is_active = False
+        self.prepare(user)
+        if commit:
+            user.save()
+        return user
+
+    def prepare(self, user) -> None:
+        """Anything else the account needs before it is saved."""
 
 
-class SignUpForm(UserCreationForm):
+class SignUpForm(NewInactiveAccount, UserCreationForm):
     """A new, inactive account: it becomes usable once its email address is confirmed."""
 
     email = forms.EmailField(help_text="We send a link to confirm it.")
@@ -26,18 +42,8 @@ class SignUpForm(UserCreationForm):
         model = User
         fields = ("username", "email")
 
-    def clean_email(self) -> str:
-        return unused_email(self.cleaned_data["email"])
 
-    def save(self, commit: bool = True):
-        user = super().save(commit=False)
-        user.is_active = False
-        if commit:
-            user.save()
-        return user
-
-
-class InviteForm(forms.ModelForm):
+class InviteForm(NewInactiveAccount, forms.ModelForm):
     """Staff invite someone by email; the invitee chooses a password from the link."""
 
     email = forms.EmailField()
@@ -46,13 +52,5 @@ class InviteForm(forms.ModelForm):
         model = User
         fields = ("username", "email")
 
-    def clean_email(self) -> str:
-        return unused_email(self.cleaned_data["email"])
-
-    def save(self, commit: bool = True):
-        user = super().save(commit=False)
-        user.is_active = False
+    def prepare(self, user) -> None:
         user.set_unusable_password()
-        if commit:
-            user.save()
-        return user
