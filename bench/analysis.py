@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,7 +28,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+from bench.throwaway import postgres_database, run_child  # noqa: E402
+
 PG_NAME = "bench_analysis"
 CLASSIC = {"p_truth": 0.5, "p_yes": 0.5}
 
@@ -195,37 +194,9 @@ def run(sizes: list[int], requests: int) -> dict:
 
 
 def child(sizes: list[int], requests: int) -> dict:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{PG_NAME}",
-    }
-    env.setdefault("SECRET_KEY", "bench-" + "k" * 50)  # production settings refuse none
-    postgres_database("CREATE")
-    try:
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", "--sizes", *map(str, sizes)]
-            + ["--requests", str(requests)],
-            env=env,
-            cwd=ROOT,
-            check=False,
-            capture_output=True,
-            text=True,
-        )
-    finally:
-        postgres_database("DROP")
-    if done.returncode:
-        raise SystemExit(f"run failed:\n{done.stderr}")
-    return json.loads(done.stdout.splitlines()[-1])
-
-
-def postgres_database(action: str) -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {PG_NAME}")
-        if action == "CREATE":
-            conn.execute(f"CREATE DATABASE {PG_NAME}")
+    args = ["--sizes", *map(str, sizes), "--requests", str(requests)]
+    with postgres_database(PG_NAME) as url:
+        return run_child(__file__, args, url)
 
 
 def print_table(results: list[dict], requests: int) -> bool:

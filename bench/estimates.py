@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.throwaway import postgres_database, run_child  # noqa: E402
+
 # (kind, options, design, parameters, true distribution of the simulated respondents)
 QUESTION_SPECS = [
     ("binary", [], "forced_response", {"p_truth": 0.5, "p_yes": 0.5}, 0.2),
@@ -43,7 +44,6 @@ QUESTIONS = len(QUESTION_SPECS)
 SHARDS = 8
 HOURS = 168  # submissions arrive over one week, whatever their number
 CHUNK = 200_000
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 PG_NAME = "bench_estimates"
 
 
@@ -260,39 +260,12 @@ def run_backend(sizes: list[int], requests: int) -> dict:
 
 
 def child(backend: str, sizes: list[int], requests: int) -> dict:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
-    env.setdefault("SECRET_KEY", "bench-" + "k" * 50)  # production settings refuse none
+    args = ["--sizes", *map(str, sizes), "--requests", str(requests)]
+    if backend == "postgres":
+        with postgres_database(PG_NAME) as url:
+            return run_child(__file__, args, url, f"{backend} run")
     with tempfile.TemporaryDirectory(prefix="bench-estimates-") as tmp:
-        if backend == "sqlite":
-            env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-        else:
-            env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{PG_NAME}"
-            postgres_database("CREATE")
-        try:
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", "--sizes", *map(str, sizes)]
-                + ["--requests", str(requests)],
-                env=env,
-                cwd=ROOT,
-                check=False,
-                capture_output=True,
-                text=True,
-            )
-        finally:
-            if backend == "postgres":
-                postgres_database("DROP")
-    if done.returncode:
-        raise SystemExit(f"{backend} run failed:\n{done.stderr}")
-    return json.loads(done.stdout.splitlines()[-1])
-
-
-def postgres_database(action: str) -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {PG_NAME}")
-        if action == "CREATE":
-            conn.execute(f"CREATE DATABASE {PG_NAME}")
+        return run_child(__file__, args, f"sqlite:///{tmp}/bench.sqlite3", f"{backend} run")
 
 
 def print_table(runs: list[dict], requests: int) -> bool:
