@@ -47,6 +47,27 @@ TAKES_PLAIN_SUBMISSIONS = (
     "AND (response_quota IS NULL OR response_quota > (SELECT COUNT(*) FROM survey_submission "
     "WHERE survey_submission.survey_id = survey_survey.id AND NOT survey_submission.simulated))"
 )
+# Unenforced keys. A submission is written to five tables (receipt, submission, answers,
+# tallies, answer pattern). Only the submission's reference to its survey is a foreign
+# key the database enforces: it anchors the rest, so a survey cannot be deleted from
+# under a stored submission. The other references (db_constraint=False) are kept by the
+# code that writes them: all five are written in one transaction that holds a share of
+# the survey row's lock and stores nothing unless every answered question is one of the
+# survey's (answers_belong); questions change only under that lock (see
+# Survey.check_design_editable); and deletes cascade through Django's collector, never
+# through the database. Enforcing them would cost PostgreSQL a trigger and a lookup per
+# row, about a fifth of its work on a submission (bench/submit.py).
+
+
+def answers_belong(in_answered: str, answered: str) -> str:
+    """SQL for "every answered question is one of this survey's questions", to AND into a
+    WHERE on the survey table: ``in_answered`` tests a question id against the answered
+    ones (``= ANY(…)``, ``IN (…)``), ``answered`` is their number."""
+    question = Question._meta.db_table
+    return (
+        f"{answered} = (SELECT COUNT(*) FROM {question} WHERE {question}.survey_id = "
+        f"{Survey._meta.db_table}.id AND {question}.id {in_answered})"
+    )
 
 
 def new_slug() -> str:
@@ -665,7 +686,11 @@ class Receipt(models.Model):
     # No index of its own: receipts are found by key (and by hour when sealed); an index
     # on the survey would be one more write per submission for a rare cascade delete.
     survey = models.ForeignKey(
-        Survey, on_delete=models.CASCADE, related_name="receipts", db_index=False
+        Survey,
+        on_delete=models.CASCADE,
+        related_name="receipts",
+        db_index=False,
+        db_constraint=False,
     )
     received_hour = models.DateTimeField()
 
@@ -750,10 +775,14 @@ class Submission(models.Model):
         key_field = cls._meta.pk
         hour_db = connection.ops.adapt_datetimefield_value(hour)
         with transaction.atomic(), connection.cursor() as cursor:
+            answered = {f"q{i}": qid for i, qid in enumerate(values)}
+            belong = answers_belong(
+                "IN (" + ", ".join(f"%({name})s" for name in answered) + ")", "%(answered)s"
+            )
             cursor.execute(
                 f"INSERT INTO {Receipt._meta.db_table} (submission_id, survey_id, received_hour) "
                 f"SELECT %(receipt)s, id, %(hour)s FROM {Survey._meta.db_table} "
-                f"WHERE {TAKES_PLAIN_SUBMISSIONS} "
+                f"WHERE {TAKES_PLAIN_SUBMISSIONS} AND {belong} "
                 "ON CONFLICT (submission_id) DO NOTHING RETURNING survey_id",
                 {
                     "receipt": key_field.get_db_prep_value(submission_id, connection),
@@ -761,6 +790,8 @@ class Submission(models.Model):
                     "survey": survey_id,
                     "open": Survey.Status.OPEN.value,
                     "design": design,
+                    "answered": len(answered),
+                    **answered,
                 },
             )
             if cursor.fetchone() is None:
@@ -839,6 +870,7 @@ def store_submission_sql() -> str:
         WITH survey AS (
             SELECT id, current_round FROM {Survey._meta.db_table}
             WHERE {TAKES_PLAIN_SUBMISSIONS}
+                AND {answers_belong("= ANY(%(questions)s)", "cardinality(%(questions)s)")}
             FOR KEY SHARE
         ), receipt AS (
             INSERT INTO {Receipt._meta.db_table} (submission_id, survey_id, received_hour)
@@ -890,12 +922,20 @@ class Answer(models.Model):
     pk = models.CompositePrimaryKey("submission", "question")
     # No index of its own: the primary key's index starts with it.
     submission = models.ForeignKey(
-        Submission, on_delete=models.CASCADE, related_name="answers", db_index=False
+        Submission,
+        on_delete=models.CASCADE,
+        related_name="answers",
+        db_index=False,
+        db_constraint=False,
     )
     # No index of its own either: answers are read by submission, and an index on the
     # question would cost a write per answer for a rare cascade delete.
     question = models.ForeignKey(
-        Question, on_delete=models.CASCADE, related_name="answers", db_index=False
+        Question,
+        on_delete=models.CASCADE,
+        related_name="answers",
+        db_index=False,
+        db_constraint=False,
     )
     # An option index, or an integer report of a number question (noise can take it
     # far beyond the question's bounds).
@@ -1061,7 +1101,11 @@ class Tally(models.Model):
 
     # No index of its own: the one_tally_row unique index starts with it.
     question = models.ForeignKey(
-        Question, on_delete=models.CASCADE, related_name="tallies", db_index=False
+        Question,
+        on_delete=models.CASCADE,
+        related_name="tallies",
+        db_index=False,
+        db_constraint=False,
     )
     round = models.PositiveIntegerField(default=1)
     simulated = models.BooleanField(default=False)
@@ -1168,7 +1212,11 @@ class AnswerPattern(models.Model):
     pk = models.CompositePrimaryKey("survey", "round", "simulated", "key", "shard")
     # No index of its own: the primary key's index starts with it.
     survey = models.ForeignKey(
-        Survey, on_delete=models.CASCADE, related_name="patterns", db_index=False
+        Survey,
+        on_delete=models.CASCADE,
+        related_name="patterns",
+        db_index=False,
+        db_constraint=False,
     )
     round = models.PositiveIntegerField(default=1)
     simulated = models.BooleanField(default=False)

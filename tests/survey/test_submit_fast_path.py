@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,7 +21,7 @@ from rest_framework.response import Response
 
 from survey.answer_sheet import AnswerSheet
 from survey.api_public import MAX_ANSWERS, SubmissionSerializer, plainly_valid
-from survey.models import Answer, Invite, Submission, Survey, Tally
+from survey.models import Answer, AnswerPattern, Invite, Receipt, Submission, Survey, Tally
 
 pytestmark = pytest.mark.django_db
 
@@ -422,13 +423,54 @@ def test_the_fast_paths_receipt_is_the_full_paths_receipt(client, make_survey):
 
 @pytest.mark.django_db(transaction=True)
 def test_store_if_accepting_stores_nothing_for_an_answer_to_a_deleted_question(make_survey):
-    """A question deleted while the first answers were on their way: the foreign key
-    refuses them at commit, and the caller falls back to the full path (no 500)."""
+    """A question deleted while the first answers were on their way (here even behind
+    the design version's back, with the designs read before): the write finds it is no
+    longer the survey's and stores nothing, and the caller falls back to the full path."""
     survey = make_survey(n_questions=2)
     values = values_of(survey)
+    designs = {q.id: q.design for q in survey.questions.all()}
     survey.questions.first().delete()
-    assert Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1) is False
+    assert (
+        Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1, designs=designs)
+        is False
+    )
     assert stored() == (0, 0, 0)
+
+
+def test_the_database_enforces_only_the_submissions_survey_among_the_written_keys():
+    """Five tables take a row per submission; checking each key would cost PostgreSQL a
+    trigger per row. The submission's survey stays enforced: it anchors the rest, so a
+    survey cannot be deleted from under a stored submission even outside Django."""
+    written = [Receipt, Submission, Answer, Tally, AnswerPattern]
+    with connection.cursor() as cursor:
+        enforced = {
+            (model._meta.db_table, tuple(constraint["columns"]), constraint["foreign_key"][0])
+            for model in written
+            for constraint in connection.introspection.get_constraints(
+                cursor, model._meta.db_table
+            ).values()
+            if constraint["foreign_key"]
+        }
+    assert enforced == {(Submission._meta.db_table, ("survey_id",), Survey._meta.db_table)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_store_if_accepting_stores_nothing_for_an_answer_to_another_surveys_question(
+    make_survey,
+):
+    """The database does not enforce the answers' keys (see survey.models): the write
+    itself refuses a question that is not the survey's, even one that exists."""
+    survey, other = make_survey(n_questions=2), make_survey(n_questions=1)
+    values = values_of(survey)
+    stray = other.questions.get()
+    values[stray.id] = values.pop(next(iter(values)))
+    designs = {q.id: q.design for q in [*survey.questions.all(), stray]}
+    assert (
+        Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1, designs=designs)
+        is False
+    )
+    assert stored() == (0, 0, 0)
+    assert Receipt.objects.count() == AnswerPattern.objects.count() == 0
 
 
 def test_an_id_already_used_by_another_survey_is_409_and_stores_nothing(client, make_survey):

@@ -16,9 +16,11 @@ from rest_framework.test import APIClient
 
 from survey.models import (
     Answer,
+    AnswerPattern,
     Collaborator,
     Invite,
     Question,
+    Receipt,
     Role,
     Submission,
     Survey,
@@ -276,6 +278,8 @@ def test_purge_deletes_for_good_only_what_waited_longer_than_the_retention(
 ):
     old = make_survey()
     old.simulate(3, 0.5, np.random.default_rng(2))
+    assert submit(old).status_code == 201
+    questions = list(old.questions.values_list("pk", flat=True))
     old.move_to_trash()
     frozen_clock[0] = NOON + timedelta(days=20)
     recent = make_survey()
@@ -286,9 +290,15 @@ def test_purge_deletes_for_good_only_what_waited_longer_than_the_retention(
     frozen_clock[0] = NOON + timedelta(days=30, seconds=1)
     assert "Deleted 1 survey(s) in the trash for more than 30 days." in purge()
     assert sorted(Survey.with_trashed.values_list("pk", flat=True)) == sorted([recent.pk, kept.pk])
+    # Every row the survey's answers left, in each table that keeps them: the database
+    # does not enforce most of these keys (survey.models), so the cascade must reach them.
+    assert questions and not Question.objects.filter(survey_id=old.pk).exists()
     assert not Submission.objects.filter(survey_id=old.pk).exists()
-    assert not Tally.objects.filter(question__survey_id=old.pk).exists()
-    assert not Question.objects.filter(survey_id=old.pk).exists()
+    assert not Receipt.objects.filter(survey_id=old.pk).exists()
+    assert not AnswerPattern.objects.filter(survey_id=old.pk).exists()
+    assert not Answer.objects.filter(question_id__in=questions).exists()
+    assert not Tally.objects.filter(question_id__in=questions).exists()
+    assert Answer.objects.count() == Submission.objects.count() == 0
 
 
 def test_purge_follows_the_retention_setting(frozen_clock, settings, make_survey):
