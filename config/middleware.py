@@ -1,13 +1,18 @@
-"""Turn "the database is unavailable" into a 503 the browser client knows to retry."""
+"""The project's own middleware: a 503 the browser client knows to retry when the
+database is unavailable, no caching of private responses, and a content security policy
+fitted to what each response is."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
+from csp.constants import HEADER
+from csp.middleware import CSPMiddleware
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 
 logger = logging.getLogger("deniable.database")
 
@@ -70,3 +75,28 @@ class PrivateNoStoreMiddleware:
         if private and not ("private" in chosen and "no-store" not in chosen):
             response["Cache-Control"] = "private, no-store"
         return response
+
+
+# For a response no browser should ever render or run: nothing may load from it, nothing
+# may frame it.
+JSON_POLICY = "default-src 'none'; frame-ancestors 'none'"
+
+
+class ContentSecurityPolicyMiddleware(CSPMiddleware):
+    """django-csp's policy (settings.CONTENT_SECURITY_POLICY) on pages; the stricter
+    :data:`JSON_POLICY` on JSON responses.
+
+    A JSON body is data, not a document: the page policy's script and style sources and
+    its nonce mean nothing there. Building that policy twice per response (policy and
+    report-only) costs more CPU than all the other middleware together, and every
+    respondent's submission is answered with JSON.
+    """
+
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
+        if response.get("Content-Type", "").startswith("application/json"):
+            if HEADER not in response:
+                response[HEADER] = JSON_POLICY
+            return response
+        return super().process_response(request, response)

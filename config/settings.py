@@ -103,7 +103,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.errors.ApiErrorsAsJson",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "config.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

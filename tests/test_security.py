@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from django.db import connection
 from django.test import RequestFactory
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from config.middleware import JSON_POLICY
 from survey.models import Invite, Survey
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,6 +154,40 @@ def test_every_page_sends_a_strict_content_security_policy(pages):
         assert "unsafe-eval" not in policy and "unsafe-inline" not in policy, name
         assert response["X-Frame-Options"] == "DENY", name
         assert response["X-Content-Type-Options"] == "nosniff", name
+
+
+@pytest.mark.django_db
+def test_json_responses_forbid_everything_and_pages_keep_their_policy(
+    client, owner, hostile_survey
+):
+    """Data is never a document: whatever a browser is tricked into doing with a JSON
+    body, it may load nothing and be framed nowhere. Pages under /api/ (the docs) keep
+    the page policy they need."""
+    answers = [{"question": q.id, "value": 1} for q in hostile_survey.questions.all()]
+    receipt = client.post(
+        f"/api/public/surveys/{hostile_survey.slug}/responses/",
+        {"submission_id": str(uuid.uuid4()), "answers": answers},
+        content_type="application/json",
+    )
+    refusal = client.post(
+        f"/api/public/surveys/{hostile_survey.slug}/responses/",
+        {"submission_id": "not an id", "answers": []},
+        content_type="application/json",
+    )
+    client.force_login(owner)
+    responses = {
+        "receipt": receipt,
+        "refusal": refusal,
+        "surveys": client.get("/api/surveys/"),
+        "estimates": client.get(f"/api/surveys/{hostile_survey.id}/estimates/"),
+        "not found": client.get("/api/surveys/999999/estimates/"),
+    }
+    for name, response in responses.items():
+        assert response["Content-Type"].startswith("application/json"), name
+        assert response["Content-Security-Policy"] == JSON_POLICY, name
+    assert [receipt.status_code, refusal.status_code] == [201, 400]
+    docs = client.get("/api/docs/")["Content-Security-Policy"]
+    assert "script-src 'self'" in docs and "default-src 'self'" in docs
 
 
 @pytest.mark.django_db
