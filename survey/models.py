@@ -55,8 +55,8 @@ TAKES_PLAIN_SUBMISSIONS = (
 # the survey row's lock and stores nothing unless every answered question is one of the
 # survey's (answers_belong); questions change only under that lock (see
 # Survey.check_design_editable); and deletes cascade through Django's collector, never
-# through the database. Enforcing them would cost PostgreSQL a trigger and a lookup per
-# row, about a fifth of its work on a submission (bench/submit.py).
+# through the database. Enforcing them cost PostgreSQL a trigger and a lookup per row,
+# about 15 % of its work on a submission (bench/submit.py).
 
 
 def answers_belong(in_answered: str, answered: str) -> str:
