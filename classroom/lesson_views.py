@@ -31,9 +31,9 @@ from classroom.views import (
     _student_page,
 )
 from estimator import lessons as maths
-from estimator.templatetags.privacy import number
 from survey import languages
 from survey.qr import qr_svg
+from survey.templatetags.privacy import number
 
 STUDENT_POLL_SECONDS = 3
 

@@ -24,6 +24,7 @@ from django.utils import translation
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from analysis.results import QuestionResult, QuestionTally, round_counts, round_tallies
 from classroom.live import (
     ChoiceLive,
     NumberLive,
@@ -33,7 +34,6 @@ from classroom.live import (
     simulate_number,
 )
 from classroom.models import Lesson, Session, SimulatedRate
-from estimator.analysis import QuestionResult, QuestionTally, round_counts, round_tallies
 from estimator.intervals import DEFAULT_LEVEL, DEFAULT_METHOD
 from estimator.randomized_response import (
     BinaryDesign,

@@ -95,7 +95,7 @@ INSTALLED_APPS = [
     "csp",
     "survey",
     "classroom",
-    "estimator",
+    "analysis",
     "accounts",
 ]
 

@@ -5,9 +5,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from accounts import api as accounts_api
+from analysis import api as estimates_api
+from analysis import api_grouped
 from config.api_docs import api_docs
-from estimator import api as estimator_api
-from estimator import api_analysis
 from survey import api as survey_api
 from survey import api_planning, api_public, ratelimit
 from survey import views as survey_views
@@ -22,24 +22,29 @@ api_patterns = [
     path("auth/token/", accounts_api.token_view, name="api-token"),
     path(
         "surveys/<int:survey_id>/estimates/",
-        estimator_api.survey_estimates,
+        estimates_api.survey_estimates,
         name="api-estimates",
+    ),
+    path(
+        "surveys/<int:survey_id>/estimates.csv",
+        estimates_api.estimates_csv_endpoint,
+        name="api-survey-estimates-csv",
     ),
     path("planning/", api_planning.plan_endpoint, name="api-planning"),
     path(
         "surveys/<int:survey_id>/estimates/breakdown/",
-        api_analysis.breakdown_endpoint,
+        api_grouped.breakdown_endpoint,
         name="api-breakdown",
     ),
     path(
         "surveys/<int:survey_id>/estimates/breakdowns.csv",
-        api_analysis.breakdowns_csv_endpoint,
+        api_grouped.breakdowns_csv_endpoint,
         name="api-breakdowns-csv",
     ),
-    path("surveys/<int:survey_id>/crosstab/", api_analysis.crosstab_endpoint, name="api-crosstab"),
+    path("surveys/<int:survey_id>/crosstab/", api_grouped.crosstab_endpoint, name="api-crosstab"),
     path(
         "surveys/<int:survey_id>/regression/",
-        api_analysis.regression_endpoint,
+        api_grouped.regression_endpoint,
         name="api-regression",
     ),
     path("", include(survey_api.router.urls)),
@@ -55,7 +60,7 @@ urlpatterns = [
     # Early: respondents' submissions are the busiest route; resolving it walks no others.
     path("api/", include(api_patterns)),
     path("", include("survey.urls")),
-    path("", include("estimator.urls")),
+    path("", include("analysis.urls")),
     path("", include("classroom.urls")),
     path("accounts/", include("accounts.urls")),
     # The admin's own log-in checks passwords too: same limit as the site's.

@@ -56,6 +56,11 @@ IMPOSSIBLE_REPORT = 1e-12
 MAX_REPORT_BINS = 24
 
 
+def json_epsilon(epsilon: float) -> float | None:
+    """JSON has no infinity: ε = ∞ ("no privacy") is sent as null."""
+    return epsilon if epsilon != math.inf else None
+
+
 def matrix_epsilon(matrix: np.ndarray) -> float:
     """ε = ln max over reports (rows) of max/min over true values (columns); ∞ when a
     report is possible under one true value and impossible under another."""

@@ -18,7 +18,6 @@ from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     extend_schema_field,
@@ -32,10 +31,8 @@ from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
 from config.parsers import PayloadTooLarge
-from estimator.analysis import json_epsilon, parse_estimate_options, survey_results
-from estimator.designs import REGISTRY, Design, ForcedResponse, make_design
+from estimator.designs import REGISTRY, Design, ForcedResponse, json_epsilon, make_design
 from estimator.disclosure import DEFAULT_MIN_CELL
-from estimator.intervals import CI_METHODS
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from survey import exports
 from survey.api_teams import (
@@ -688,29 +685,6 @@ class SurveyViewSet(
         response = Response(exports.codebook(self.get_object()))
         response["Content-Disposition"] = f'inline; filename="survey-{pk}-codebook.json"'
         return response
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("level", OpenApiTypes.FLOAT, description="default 0.95"),
-            OpenApiParameter("method", str, enum=list(CI_METHODS)),
-        ],
-        responses={**CSV_RESPONSE, 400: OpenApiResponse(OpenApiTypes.OBJECT)},
-    )
-    @action(
-        detail=True,
-        methods=["get"],
-        url_path="estimates.csv",
-        url_name="estimates-csv",
-        renderer_classes=[JSONRenderer, CSVRenderer],
-    )
-    def estimates_csv(self, request, pk=None) -> HttpResponse:
-        """The estimates endpoint's numbers as CSV."""
-        survey = self.get_object()
-        level, method, errors = parse_estimate_options(request.query_params)
-        if errors:
-            raise ValidationError({"detail": errors})
-        text = exports.estimates_csv(survey_results(survey, level, method))
-        return csv_download(text, f"survey-{survey.id}-estimates.csv")
 
     @extend_schema(
         request={

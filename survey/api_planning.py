@@ -16,7 +16,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from estimator.analysis import json_epsilon
+from estimator.designs import json_epsilon
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS
 from survey.api import DesignField, build_design
 from survey.builder import DEFAULT_TARGET_N, MAX_TARGET_N, Assumptions, plan

@@ -19,7 +19,7 @@ from functools import reduce
 from django.utils.translation import gettext, gettext_noop
 
 from estimator.designs import BinaryDesign, ChoiceDesign, Crosswise, Design
-from estimator.templatetags.privacy import local_number, whole
+from survey.templatetags.privacy import local_number, whole
 
 # Beyond this many slips of paper, ask for a random number instead.
 MAX_SLIPS = 20

@@ -25,8 +25,7 @@ from typing import IO
 from django.conf import settings
 from django.db import connection, transaction
 
-from estimator.analysis import SurveyResults, json_epsilon
-from estimator.designs import IMPOSSIBLE_REPORT, Design
+from estimator.designs import IMPOSSIBLE_REPORT, Design, json_epsilon
 from survey.models import Answer, Question, Submission, Survey, Tally, current_hour
 
 CODEBOOK_FORMAT = "deniable-codebook/1"
@@ -36,29 +35,6 @@ MAX_REPORTED_ERRORS = 50
 IMPORT_BATCH_ANSWERS = 2000
 # The longest pause between two retries of SQLite's busy handler (sqlite3_busy_timeout).
 SQLITE_RETRY_SECONDS = 0.1
-ESTIMATE_COLUMNS = [
-    "question",
-    "text",
-    "kind",
-    "option",
-    "option_text",
-    "n",
-    "n_simulated",
-    "yes_count",
-    "raw_yes_rate",
-    "estimate",
-    "estimate_unbiased",
-    "std_error",
-    "ci_low",
-    "ci_high",
-    "level",
-    "method",
-    "epsilon",
-]
-# The estimates columns that hold text (all others hold numbers).
-TEXT = ("text", "kind", "option_text", "method")
-# What makes a spreadsheet read a cell as a formula (OWASP: CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def column_name(position: int) -> str:
@@ -234,72 +210,6 @@ def responses_csv(survey: Survey) -> str:
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(response_rows(survey))
     return out.getvalue()
-
-
-def text_cell(text: str | None) -> str:
-    """Free text made safe for a spreadsheet (OWASP's CSV injection advice): a cell that
-    starts with ``= + - @``, a tab or a carriage return gets a leading apostrophe, so
-    Excel, LibreOffice and Google Sheets show it instead of running it as a formula.
-
-    Only for cells that hold text: numbers are written as they are, so R and pandas read
-    the same values (the codebook says so, and has the exact text in JSON)."""
-    if text is None:
-        return ""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def number_cell(value: float | int | None) -> str | int:
-    """A number as R and pandas read it back: integers exact, floats rounded to 12
-    significant digits (0.19499999999999995 → 0.195; far below any standard error),
-    nothing for a missing value."""
-    if value is None:
-        return ""
-    if isinstance(value, int):
-        return value
-    return repr(float(f"{value:.12g}"))
-
-
-def estimates_csv(results: SurveyResults) -> str:
-    """One row per question. Lines end in CRLF (RFC 4180), which also makes the csv
-    module quote a text holding a lone carriage return (with LF endings it does not).
-    Text cells are made safe for spreadsheets, numbers kept as numbers."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=ESTIMATE_COLUMNS, lineterminator="\r\n")
-    writer.writeheader()
-    for entry in results.as_dict()["questions"]:
-        for row in estimate_rows(entry):
-            cells = {key: number_cell(row.get(key)) for key in ESTIMATE_COLUMNS if key not in TEXT}
-            writer.writerow(cells | {key: text_cell(row.get(key)) for key in TEXT})
-    return out.getvalue()
-
-
-def estimate_rows(entry: dict) -> list[dict]:
-    """An estimates entry as CSV rows: one for a yes/no question, one per option for a
-    multiple-choice question (``yes_count``/``raw_yes_rate`` are then that option's
-    reports and rate), one for a number (``estimate`` is the mean)."""
-    common = {key: entry.get(key) for key in ("question", "text", "n", "n_simulated")}
-    common |= {key: entry.get(key) for key in ("level", "method", "epsilon")}
-    common["kind"] = entry.get("kind", "binary")
-    if "options" in entry:
-        return [
-            common
-            | {
-                "option": option["index"],
-                "option_text": option["text"],
-                "yes_count": option["count"],
-                "raw_yes_rate": option["raw_rate"],
-            }
-            | {key: option[key] for key in ("estimate", "estimate_unbiased", "std_error")}
-            | {key: option[key] for key in ("ci_low", "ci_high")}
-            for option in entry["options"]
-        ]
-    if "mean" in entry:
-        return [
-            common
-            | {"estimate": entry["mean"], "estimate_unbiased": entry["mean_unbiased"]}
-            | {key: entry[key] for key in ("std_error", "ci_low", "ci_high")}
-        ]
-    return [entry | common]
 
 
 @dataclass(frozen=True)

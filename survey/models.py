@@ -1204,7 +1204,7 @@ class AnswerPattern(models.Model):
 
     ``key`` is :meth:`key_for` of the submission's reports. Every way of storing a
     submission adds to it in the same transaction as its answers and tallies; a path
-    that does not (yet) is caught by :func:`estimator.grouped.joint_counts`, which
+    that does not (yet) is caught by :func:`analysis.grouped.joint_counts`, which
     compares the patterns' total with the tallies' and otherwise groups the answers.
     No hour and no sequential id: a pattern row says nothing about when anyone answered.
     """

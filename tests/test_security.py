@@ -109,7 +109,7 @@ def pages(client, owner, hostile_survey, make_survey):
     Survey.objects.filter(pk=classroom.pk).update(title=XSS_TITLE)
     classroom.questions.update(text=XSS_QUESTION)
     found = html_pages(client, classroom) | html_pages(client, hostile_survey)
-    expected = {"home", "survey:respond", "survey:list", "estimator:dashboard"}
+    expected = {"home", "survey:respond", "survey:list", "analysis:dashboard"}
     assert expected | {"classroom:presenter", "classroom:join_screen"} <= set(found)
     return found
 
@@ -230,7 +230,7 @@ def test_another_researchers_survey_is_a_404_on_every_page_and_endpoint(
             response = getattr(client, method)(path, content_type="application/json")
             assert response.status_code in (404, 405), (name, method, response.status_code)
             checked.append(name)
-    assert {"estimator:dashboard", "api-estimates", "api-survey-detail"} <= set(checked)
+    assert {"analysis:dashboard", "api-estimates", "api-survey-detail"} <= set(checked)
     assert hostile_survey in Survey.objects.all()
 
 
@@ -491,7 +491,7 @@ def test_researcher_pages_the_api_and_exports_are_private_and_not_stored(
     client, owner, hostile_survey, pages
 ):
     researcher = {name for name in pages if name not in RESPONDENT_PAGES}
-    assert {"survey:list", "survey:builder", "estimator:dashboard"} <= researcher
+    assert {"survey:list", "survey:builder", "analysis:dashboard"} <= researcher
     for name in researcher:
         # Fragments polled every few seconds (presenter, student status) are private too,
         # revalidated by ETag on each poll.

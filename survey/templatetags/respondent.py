@@ -15,8 +15,6 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, gettext_noop
 
 from estimator.designs import Crosswise
-from estimator.templatetags.privacy import epsilon as epsilon_text
-from estimator.templatetags.privacy import local_number, odds_bound, percent, whole
 from survey import served_code
 from survey.devices import (
     Draw,
@@ -26,6 +24,8 @@ from survey.devices import (
     needs_javascript,
     steps_for,
 )
+from survey.templatetags.privacy import epsilon as epsilon_text
+from survey.templatetags.privacy import local_number, odds_bound, percent, whole
 
 register = template.Library()
 

@@ -297,7 +297,7 @@ def test_simulated_students_converge_on_the_true_rate(instructor, classroom):
     assert response.url == reverse("classroom:controls", args=[classroom.id]) + "?true_rate=30"
     assert Submission.objects.filter(simulated=True).count() == MAX_SIMULATED
     assert not Submission.objects.filter(simulated=False).exists()
-    from estimator.analysis import survey_results
+    from analysis.results import survey_results
 
     estimate = survey_results(classroom).questions[0].estimate
     # ±5.5 standard errors: fails by chance with probability < 1e-7

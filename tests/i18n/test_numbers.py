@@ -105,7 +105,7 @@ def test_respond_js_sentences_keep_their_placeholders(language):
 
 def test_epsilon_words_read_the_same_number_in_every_language():
     """ln 3 written out: the same digits, only the separator differs."""
-    from estimator.templatetags.privacy import epsilon, odds_bound
+    from survey.templatetags.privacy import epsilon, odds_bound
 
     for language in LANGUAGES:
         with translation.override(language):

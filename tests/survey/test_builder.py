@@ -540,7 +540,7 @@ def test_a_bad_offline_file_lists_its_lines_and_imports_nothing(
 def test_the_time_chart_is_cumulative_and_thinned_for_long_surveys(survey):
     from datetime import timedelta
 
-    from estimator.charts import estimates_over_time, thin
+    from analysis.charts import estimates_over_time, thin
     from survey.models import Tally, current_hour
 
     question = survey.questions.get()

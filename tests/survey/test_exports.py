@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from estimator.analysis import survey_results
-from survey import exports
+from analysis.exports import estimates_csv
+from analysis.results import survey_results
+from survey import exports, spreadsheets
 from survey.models import Submission, Survey, Tally, bulk_record, new_slug
 
 pytestmark = pytest.mark.django_db
@@ -75,7 +76,7 @@ def test_a_survey_without_questions_accepts_no_import(make_survey):
 
 def test_estimates_csv_leaves_missing_values_empty(make_survey):
     survey = make_survey(n_questions=1)
-    text = exports.estimates_csv(survey_results(survey))
+    text = estimates_csv(survey_results(survey))
     header, row = text.splitlines()
     assert header.startswith("question,text,kind,option,option_text,n,n_simulated,yes_count")
     assert ",0,0,0,,,," in row
@@ -86,7 +87,7 @@ def test_estimates_csv_says_how_many_answers_are_simulated(make_survey):
     survey = make_survey(n_questions=1)
     survey.simulate(40, 0.3, np.random.default_rng(1))
     survey.record_submission(uuid.uuid4(), {survey.questions.get().id: 1})
-    rows = list(csv.DictReader(io.StringIO(exports.estimates_csv(survey_results(survey)))))
+    rows = list(csv.DictReader(io.StringIO(estimates_csv(survey_results(survey)))))
     assert (rows[0]["n"], rows[0]["n_simulated"]) == ("41", "40")
 
 
@@ -166,7 +167,7 @@ FORMULAS = [
 
 
 def estimates_rows(survey: Survey) -> list[dict[str, str]]:
-    text = exports.estimates_csv(survey_results(survey))
+    text = estimates_csv(survey_results(survey))
     return list(csv.DictReader(io.StringIO(text)))
 
 
@@ -201,7 +202,7 @@ def test_a_negative_estimate_stays_a_number_for_r_and_pandas(make_survey):
     question = survey.questions.get().id
     for _ in range(8):
         survey.record_submission(uuid.uuid4(), {question: 0})
-    text = exports.estimates_csv(survey_results(survey))
+    text = estimates_csv(survey_results(survey))
     (row,) = csv.DictReader(io.StringIO(text))
     assert row["estimate_unbiased"] == "-0.5"  # (0 - 1/4) / (1/2)
     frame = pd.read_csv(io.StringIO(text))
@@ -237,7 +238,7 @@ def test_invite_csvs_hold_no_formula(survey):
     from survey.models import Invite
 
     tokens = Invite.create_batch(survey, 3000)
-    assert not [t for t in tokens if t.startswith(exports.FORMULA_STARTS)]
+    assert not [t for t in tokens if t.startswith(spreadsheets.FORMULA_STARTS)]
 
 
 # Numbers as R and pandas read them ---------------------------------------------------------
@@ -256,7 +257,7 @@ def test_invite_csvs_hold_no_formula(survey):
     ],
 )
 def test_floats_are_written_to_12_significant_digits(value, cell):
-    assert exports.number_cell(value) == cell
+    assert spreadsheets.number_cell(value) == cell
 
 
 def test_the_estimates_csv_keeps_the_numbers_to_12_digits(make_survey):
@@ -451,7 +452,7 @@ def test_the_codebook_lists_wording_changes_made_after_answers(make_survey):
 def test_the_estimates_csv_has_a_row_per_option_and_a_mean_row(mixed):
     for values in ([1, 0, 2, 3, 1], [0, 2, 1, 5, 0], [1, 1, 0, -2, 2]):
         answer(mixed, *values)
-    text = exports.estimates_csv(survey_results(mixed))
+    text = estimates_csv(survey_results(mixed))
     rows = list(csv.DictReader(io.StringIO(text)))
     kinds = [row["kind"] for row in rows]
     questions = {q.id: q for q in mixed.questions.all()}

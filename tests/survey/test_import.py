@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from rest_framework.test import APIClient
 
-from estimator.analysis import survey_results
+from analysis.results import survey_results
 from survey import exports
 from survey.models import Answer, Submission, Survey, Tally
 

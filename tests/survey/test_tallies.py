@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from estimator.analysis import survey_results
+from analysis.results import survey_results
 from survey.models import Tally, current_hour
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import math
 
-from estimator.templatetags.privacy import epsilon, odds_bound, percent
+from survey.templatetags.privacy import epsilon, odds_bound, percent
 
 
 def test_odds_bound_reads_as_whole_times_for_ln3():

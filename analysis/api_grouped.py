@@ -1,6 +1,6 @@
 """Breakdowns, cross-tabs and regression over the API: the same code as the dashboard.
 
-Each endpoint reads grouped counts (:mod:`estimator.grouped`), never individual answers,
+Each endpoint reads grouped counts (:mod:`analysis.grouped`), never individual answers,
 and answers 404 to anyone without at least the viewer role on the survey.
 """
 
@@ -15,8 +15,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from estimator.analysis import parse_estimate_options
-from estimator.grouped import AnalysisError, breakdown, breakdowns_csv, crosstab_of, regression
+from analysis.grouped import AnalysisError, breakdown, breakdowns_csv, crosstab_of, regression
+from analysis.results import parse_estimate_options
 from estimator.randomized_response import CI_METHODS
 from survey.api import CSV_RESPONSE, CSVRenderer, csv_download
 from survey.models import Role

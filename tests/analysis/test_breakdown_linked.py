@@ -19,10 +19,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from analysis.grouped import respondent_atoms
 from estimator.disclosure import suppress_cells
-from estimator.grouped import respondent_atoms
 from survey.models import Answer, AnswerPattern, Role, Submission, Survey, Tally
-from tests.estimator.analysis_data import (
+from tests.analysis.analysis_data import (
     api_for,
     crowd,
     grouped_survey,

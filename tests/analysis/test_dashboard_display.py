@@ -9,14 +9,14 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from estimator.charts import (
+from analysis.charts import (
     choice_chart,
     distribution_chart,
     histogram_chart,
     option_estimates_over_time,
 )
+from analysis.display import Bin, choice_display, number_display, report_bins
 from estimator.designs import make_design
-from estimator.display import Bin, choice_display, number_display, report_bins
 from survey.models import Question, Survey, Tally, current_hour
 
 LAPLACE = {"epsilon": 1.0, "lower": 0, "upper": 10}

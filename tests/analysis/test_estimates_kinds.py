@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from estimator.analysis import survey_results
+from analysis.results import survey_results
 from estimator.estimates import NumberStats
 from survey.models import Answer, Submission, Survey, Tally, bulk_record, current_hour
 from survey.sealing import seal_hour

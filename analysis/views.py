@@ -8,8 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from estimator.analysis import parse_estimate_options, survey_results
-from estimator.charts import (
+from analysis.charts import (
     IntervalRow,
     bounds_scale,
     estimates_over_time,
@@ -22,7 +21,7 @@ from estimator.charts import (
     question_panels,
     thin,
 )
-from estimator.grouped import (
+from analysis.grouped import (
     BROKEN_DOWN,
     DIRECT_CATEGORICAL,
     NO_ANSWER,
@@ -32,6 +31,7 @@ from estimator.grouped import (
     crosstab_of,
     regression,
 )
+from analysis.results import parse_estimate_options, survey_results
 from estimator.intervals import INTERVAL_METHODS
 from survey.models import Question, Role
 from survey.permissions import survey_for
@@ -80,7 +80,7 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
         "over_time": over_time,
         "poll_seconds": POLL_SECONDS,
     }
-    template = "estimator/dashboard.html#results" if request.htmx else "estimator/dashboard.html"
+    template = "analysis/dashboard.html#results" if request.htmx else "analysis/dashboard.html"
     return render(request, template, context)
 
 
@@ -102,7 +102,7 @@ def _choices(survey, randomized: bool, kinds) -> list:
 @require_GET
 def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     """A randomized question's estimate (or mean) per category of a directly asked one;
-    hidden cells look alike and carry no numbers (see :func:`estimator.grouped.breakdown`)."""
+    hidden cells look alike and carry no numbers (see :func:`analysis.grouped.breakdown`)."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, method, errors = parse_estimate_options(request.GET)
     questions = _choices(survey, True, BROKEN_DOWN)
@@ -124,7 +124,7 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
         )
     return _analysis_page(
         request,
-        "estimator/breakdown.html",
+        "analysis/breakdown.html",
         {
             "survey": survey,
             "questions": questions,
@@ -177,7 +177,7 @@ def _breakdown_rows(result: dict) -> list[IntervalRow]:
 @require_GET
 def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     """The joint prevalences of two randomized questions, with phi and the odds ratio
-    for two yes/no ones (see :func:`estimator.grouped.crosstab_of`)."""
+    for two yes/no ones (see :func:`analysis.grouped.crosstab_of`)."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, _, errors = parse_estimate_options(request.GET)
     questions = _choices(survey, True, RANDOMIZED_CATEGORICAL)
@@ -201,7 +201,7 @@ def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
         )
     return _analysis_page(
         request,
-        "estimator/crosstab.html",
+        "analysis/crosstab.html",
         {
             "survey": survey,
             "questions": questions,
@@ -255,7 +255,7 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
         )
     return _analysis_page(
         request,
-        "estimator/model.html",
+        "analysis/model.html",
         {
             "survey": survey,
             "outcomes": outcomes,

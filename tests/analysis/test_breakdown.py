@@ -13,12 +13,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db.models import Sum
 
-from estimator.analysis import round_counts
+from analysis.grouped import _from_answers, joint_counts
+from analysis.results import round_counts
 from estimator.disclosure import suppress_cells
-from estimator.grouped import _from_answers, joint_counts
 from survey.models import AnswerPattern, Submission
 from survey.sealing import seal_finished_hours
-from tests.estimator.analysis_data import (
+from tests.analysis.analysis_data import (
     analysis_survey,
     api_for,
     fill,
@@ -432,7 +432,7 @@ def test_patterns_still_answer_when_some_respondents_left_a_question_blank(
         del values[q[skipped]]
         assert study.record_submission(uuid.uuid4(), values)
     expected = _from_answers(study, [q["faculty"], q["cheat"]], study.current_round)
-    monkeypatch.setattr("estimator.grouped._from_answers", None)  # would fail if called
+    monkeypatch.setattr("analysis.grouped._from_answers", None)  # would fail if called
     assert joint_counts(study, [q["faculty"], q["cheat"]]) == expected
     assert sum(expected.values()) == 60
     assert sum(joint_counts(study, [q["cheat"]]).values()) == 61

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from analysis.grouped import joint_counts
 from estimator.crosstab import crosstab
-from estimator.grouped import joint_counts
 from survey.models import Answer, Submission
-from tests.estimator.analysis_data import (
+from tests.analysis.analysis_data import (
     api_for,
     fill,
     questions,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from survey.models import Survey
-from tests.estimator.analysis_data import analysis_survey, share
+from tests.analysis.analysis_data import analysis_survey, share
 
 
 @pytest.fixture

@@ -3,5 +3,5 @@ from __future__ import annotations
 from django.apps import AppConfig
 
 
-class EstimatorConfig(AppConfig):
-    name = "estimator"
+class AnalysisConfig(AppConfig):
+    name = "analysis"

@@ -9,12 +9,12 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from estimator import views
-from estimator.charts import means_over_time
-from estimator.display import choice_display
+from analysis import views
+from analysis.charts import means_over_time
+from analysis.display import choice_display
 from estimator.intervals import NO_DATA_MESSAGE
 from survey.models import Survey, Tally, bulk_record, current_hour
-from tests.estimator.dashboard_survey import (
+from tests.analysis.dashboard_survey import (
     COLOURS,
     FACULTY,
     SLEEP,

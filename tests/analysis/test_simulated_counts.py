@@ -14,7 +14,7 @@ import pytest
 from django.db.models import Sum
 from rest_framework.test import APIClient
 
-from estimator.analysis import survey_results
+from analysis.results import survey_results
 from estimator.randomized_response import ForcedResponse
 from survey.models import Tally
 

@@ -7,7 +7,7 @@ import pytest
 
 from estimator.regression import design_matrix, fit
 from survey.models import Answer
-from tests.estimator.analysis_data import (
+from tests.analysis.analysis_data import (
     FACULTIES,
     api_for,
     fill,
@@ -168,7 +168,7 @@ def test_the_model_page_is_404_for_outsiders(client, outsider, study):
 def test_the_fit_reads_grouped_counts_only(owner, study, django_assert_max_num_queries):
     fill(study, [50, 50, 50, 50])
     q = questions(study)
-    from estimator.grouped import regression
+    from analysis.grouped import regression
 
     study = type(study).objects.prefetch_related("questions").get(id=study.id)
     # The model's grouped counts, and the breakdowns' (to refuse a hidden group): a

@@ -3,6 +3,7 @@ OpenAPI schema (one entry shape per kind of question)."""
 
 from __future__ import annotations
 
+from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -11,12 +12,15 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import serializers
-from rest_framework.decorators import api_view
+from rest_framework.decorators import api_view, renderer_classes
 from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from estimator.analysis import METHOD_NAMES, parse_estimate_options, survey_results
+from analysis.exports import estimates_csv
+from analysis.results import METHOD_NAMES, parse_estimate_options, survey_results
+from survey.api import CSV_RESPONSE, CSVRenderer, csv_download
 from survey.models import Role
 from survey.permissions import survey_for
 
@@ -138,3 +142,23 @@ def survey_estimates(request: Request, survey_id: int) -> Response:
     if errors:
         raise ValidationError({"detail": errors})
     return Response(survey_results(survey, level, method).as_dict())
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("level", OpenApiTypes.FLOAT, description="default 0.95"),
+        OpenApiParameter("method", str, enum=list(METHOD_NAMES)),
+    ],
+    responses={**CSV_RESPONSE, 400: OpenApiResponse(OptionErrors, "A bad level or method.")},
+)
+@api_view(["GET"])
+@renderer_classes([JSONRenderer, CSVRenderer])
+def estimates_csv_endpoint(request: Request, survey_id: int) -> HttpResponse:
+    """The estimates endpoint's numbers as CSV: one row per yes/no question, per option of
+    a multiple-choice question, and per number question (its mean)."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    level, method, errors = parse_estimate_options(request.query_params)
+    if errors:
+        raise ValidationError({"detail": errors})
+    text = estimates_csv(survey_results(survey, level, method))
+    return csv_download(text, f"survey-{survey.id}-estimates.csv")

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.urls import path
 
-from estimator import views
+from analysis import views
 
-app_name = "estimator"
+app_name = "analysis"
 urlpatterns = [
     path("surveys/<int:survey_id>/results/", views.dashboard, name="dashboard"),
     path("surveys/<int:survey_id>/results/breakdown/", views.breakdown_view, name="breakdown"),

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db.models import Sum
 
-from estimator.designs import composition
+from estimator.designs import composition, json_epsilon
 from estimator.estimates import (
     MEAN_METHODS,
     BinaryEstimate,
@@ -243,11 +243,6 @@ def parse_estimate_options(params: Mapping[str, str]) -> tuple[float, str, list[
         )
         level = DEFAULT_LEVEL
     return level, method, errors
-
-
-def json_epsilon(epsilon: float) -> float | None:
-    """JSON has no infinity: ε = ∞ ("no privacy") is sent as null."""
-    return epsilon if epsilon != float("inf") else None
 
 
 def survey_results(

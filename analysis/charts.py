@@ -16,8 +16,8 @@ from django.db.models import Q, Sum
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from estimator.analysis import QuestionResult, SurveyResults
-from estimator.display import ChoiceDisplay, NumberDisplay, choice_display, number_display
+from analysis.display import ChoiceDisplay, NumberDisplay, choice_display, number_display
+from analysis.results import QuestionResult, SurveyResults
 from estimator.estimates import ChoiceEstimate, NumberEstimate
 from survey.models import Question, Tally
 

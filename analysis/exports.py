@@ -1,0 +1,75 @@
+"""The estimates as CSV: the estimates endpoint's numbers, one row per question, option or
+mean."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from analysis.results import SurveyResults
+from survey.spreadsheets import number_cell, text_cell
+
+ESTIMATE_COLUMNS = [
+    "question",
+    "text",
+    "kind",
+    "option",
+    "option_text",
+    "n",
+    "n_simulated",
+    "yes_count",
+    "raw_yes_rate",
+    "estimate",
+    "estimate_unbiased",
+    "std_error",
+    "ci_low",
+    "ci_high",
+    "level",
+    "method",
+    "epsilon",
+]
+# The estimates columns that hold text (all others hold numbers).
+TEXT = ("text", "kind", "option_text", "method")
+
+
+def estimates_csv(results: SurveyResults) -> str:
+    """One row per question. Lines end in CRLF (RFC 4180), which also makes the csv
+    module quote a text holding a lone carriage return (with LF endings it does not).
+    Text cells are made safe for spreadsheets, numbers kept as numbers."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=ESTIMATE_COLUMNS, lineterminator="\r\n")
+    writer.writeheader()
+    for entry in results.as_dict()["questions"]:
+        for row in estimate_rows(entry):
+            cells = {key: number_cell(row.get(key)) for key in ESTIMATE_COLUMNS if key not in TEXT}
+            writer.writerow(cells | {key: text_cell(row.get(key)) for key in TEXT})
+    return out.getvalue()
+
+
+def estimate_rows(entry: dict) -> list[dict]:
+    """An estimates entry as CSV rows: one for a yes/no question, one per option for a
+    multiple-choice question (``yes_count``/``raw_yes_rate`` are then that option's
+    reports and rate), one for a number (``estimate`` is the mean)."""
+    common = {key: entry.get(key) for key in ("question", "text", "n", "n_simulated")}
+    common |= {key: entry.get(key) for key in ("level", "method", "epsilon")}
+    common["kind"] = entry.get("kind", "binary")
+    if "options" in entry:
+        return [
+            common
+            | {
+                "option": option["index"],
+                "option_text": option["text"],
+                "yes_count": option["count"],
+                "raw_yes_rate": option["raw_rate"],
+            }
+            | {key: option[key] for key in ("estimate", "estimate_unbiased", "std_error")}
+            | {key: option[key] for key in ("ci_low", "ci_high")}
+            for option in entry["options"]
+        ]
+    if "mean" in entry:
+        return [
+            common
+            | {"estimate": entry["mean"], "estimate_unbiased": entry["mean_unbiased"]}
+            | {key: entry[key] for key in ("std_error", "ci_low", "ci_high")}
+        ]
+    return [entry | common]
