@@ -34,6 +34,9 @@ class EntryBase(serializers.Serializer):
     text = serializers.CharField()
     n = serializers.IntegerField(help_text="Reports counted, simulated ones included.")
     n_simulated = serializers.IntegerField(help_text="Of n, simulated (exports leave them out).")
+    skipped = serializers.IntegerField(
+        help_text="Respondents who chose 'prefer not to answer': not in n, not in the estimate."
+    )
     level = serializers.FloatField()
     method = serializers.CharField(help_text="The interval method used (t for a mean).")
     epsilon = _number("The question's ε; null when it has no privacy (ε = ∞, e.g. direct).")

@@ -130,7 +130,9 @@ def estimates_over_time(
 ) -> list[TimePoint]:
     """The estimate and interval as they stood at the end of each hour with answers,
     from cumulative hourly tallies (one query; intervals computed vectorised)."""
-    rows = Tally.objects.filter(question=question, round=round).counts_by_hour()
+    rows = Tally.objects.filter(
+        question=question, round=round, value__isnull=False
+    ).counts_by_hour()
     if not rows:
         return []
     yes = np.cumsum([r[1] for r in rows])
@@ -147,7 +149,7 @@ def option_estimates_over_time(
     yes/no machinery on its own line). One aggregate query over the tallies."""
     design = question.design
     rows = (
-        Tally.objects.filter(question=question, round=round)
+        Tally.objects.filter(question=question, round=round, value__isnull=False)
         .values_list("hour", "value")
         .annotate(total=Sum("count"), simulated_n=Sum("count", filter=Q(simulated=True)))
         .order_by("hour")
@@ -176,7 +178,7 @@ def option_estimates_over_time(
 def means_over_time(question: Question, level: float, round: int) -> list[TimePoint]:
     """A number question's mean and t interval as they stood at the end of each hour
     with answers, from cumulative hourly count, sum and sum of squares (one query)."""
-    rows = Tally.objects.filter(question=question, round=round).sums_by_hour()
+    rows = Tally.objects.filter(question=question, round=round, value__isnull=False).sums_by_hour()
     points = []
     n = total = total_sq = simulated = 0  # Python integers: sums of squares stay exact
     for hour, sums, hour_simulated in rows:

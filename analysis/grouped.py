@@ -65,12 +65,12 @@ def _from_patterns(survey: Survey, question_ids: Sequence[int], round: int):
     for key, n in patterns:
         values = AnswerPattern.parse(key)
         for qid in question_ids:
-            if qid in values:
+            if values.get(qid) is not None:
                 held[qid] += n
-        if all(qid in values for qid in question_ids):
+        if all(values.get(qid) is not None for qid in question_ids):
             counts[tuple(values[qid] for qid in question_ids)] += n
     tallied = dict(
-        Tally.objects.filter(question_id__in=question_ids, round=round)
+        Tally.objects.filter(question_id__in=question_ids, round=round, value__isnull=False)
         .values("question_id")
         .annotate(n=Sum("count"))
         .values_list("question_id", "n")
@@ -84,7 +84,9 @@ def _from_answers(survey: Survey, question_ids: Sequence[int], round: int):
     """One query: the submissions joined once per question to that question's answer,
     grouped by the answers' values."""
     joins = {
-        f"q{i}": FilteredRelation("answers", condition=Q(answers__question_id=qid))
+        f"q{i}": FilteredRelation(
+            "answers", condition=Q(answers__question_id=qid, answers__value__isnull=False)
+        )
         for i, qid in enumerate(question_ids)
     }
     values = [f"q{i}__value" for i in range(len(question_ids))]

@@ -48,6 +48,7 @@ class QuestionTally:
     total: int = 0
     total_sq: int = 0
     simulated: int = 0
+    skipped: int = 0  # "prefer not to answer": counted apart, in none of the above
 
     @property
     def stats(self) -> NumberStats:
@@ -133,6 +134,7 @@ class QuestionResult:
             "text": self.question.text,
             "n": self.estimate.n,
             "n_simulated": self.n_simulated,
+            "skipped": self.tally.skipped,
         }
         est = self.estimate
         if isinstance(est, BinaryEstimate):
@@ -279,6 +281,9 @@ def round_tallies(survey: Survey, round: int) -> dict[int, QuestionTally]:
     )
     for question_id, is_simulated, key, count, total, total_sq in rows:
         tally = tallies.setdefault(question_id, QuestionTally())
+        if key is None:
+            tally.skipped += count
+            continue
         tally.counts[key] += count
         tally.count += count
         tally.total += whole(total)

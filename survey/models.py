@@ -750,6 +750,8 @@ class Submission(models.Model):
             designs = {q.id: q.design for q in Question.objects.filter(survey_id=survey_id)}
         if not set(values) <= set(designs):
             return False  # a question deleted meanwhile: the full path explains
+        if None in values.values():
+            return False  # a skip: the full path stores it
         keys = {qid: designs[qid].tally_key(value) for qid, value in values.items()}
         try:
             if connection.vendor == "postgresql":
@@ -938,8 +940,8 @@ class Answer(models.Model):
         db_constraint=False,
     )
     # An option index, or an integer report of a number question (noise can take it
-    # far beyond the question's bounds).
-    value = models.BigIntegerField()
+    # far beyond the question's bounds); null for "prefer not to answer" (a skip).
+    value = models.BigIntegerField(null=True)
 
     def __str__(self) -> str:
         return f"reported {self.value} to question {self.question_id}"
@@ -973,8 +975,8 @@ class TallySums(NamedTuple):
 
 
 def tally_sums(
-    designs: Mapping[int, Design], reports: Iterable[Mapping[int, int]]
-) -> dict[tuple[int, int], TallySums]:
+    designs: Mapping[int, Design], reports: Iterable[Mapping[int, int | None]]
+) -> dict[tuple[int, int | None], TallySums]:
     """``{(question_id, tally key): (count, Σ report, Σ report²)}`` for many submissions'
     reports: the key is where the question's design counts a report (the report itself,
     or a number's histogram bin), so the rows stay few whatever the reports."""
@@ -982,6 +984,9 @@ def tally_sums(
     keys: dict[int, Callable[[int], int]] = {qid: d.tally_key for qid, d in designs.items()}
     for values in reports:
         for qid, value in values.items():
+            if value is None:  # a skip: counted apart, adds nothing to the sums
+                sums.setdefault((qid, None), [0, 0, 0])[0] += 1
+                continue
             row = sums.setdefault((qid, keys[qid](value)), [0, 0, 0])
             row[0] += 1
             row[1] += value
@@ -1110,7 +1115,8 @@ class Tally(models.Model):
     round = models.PositiveIntegerField(default=1)
     simulated = models.BooleanField(default=False)
     hour = models.DateTimeField()
-    value = models.BigIntegerField()
+    # Null counts the question's skips ("prefer not to answer").
+    value = models.BigIntegerField(null=True)
     shard = models.PositiveSmallIntegerField(default=0)
     count = models.BigIntegerField(default=0)
     total = models.DecimalField(max_digits=40, decimal_places=0, default=0)
@@ -1230,13 +1236,19 @@ class AnswerPattern(models.Model):
         return f"{self.count} × {self.key}"
 
     @staticmethod
-    def key_for(values: dict[int, int]) -> str:
-        """``"question=report,…"`` in question id order: the same reports, the same key."""
-        return ",".join(f"{qid}={values[qid]}" for qid in sorted(values))
+    def key_for(values: dict[int, int | None]) -> str:
+        """``"question=report,…"`` in question id order: the same reports, the same key;
+        a skip is ``"question="``."""
+        return ",".join(
+            f"{qid}={'' if values[qid] is None else values[qid]}" for qid in sorted(values)
+        )
 
     @staticmethod
-    def parse(key: str) -> dict[int, int]:
-        return {int(q): int(v) for q, v in (item.split("=") for item in key.split(",") if item)}
+    def parse(key: str) -> dict[int, int | None]:
+        return {
+            int(q): int(v) if v else None
+            for q, v in (item.split("=") for item in key.split(",") if item)
+        }
 
     @classmethod
     def rewrite_shuffled(cls, survey_ids, rng) -> None:

@@ -5,6 +5,7 @@ import os
 import pytest
 from django.core.management import call_command
 from hypothesis import settings
+from rest_framework.test import APIClient
 
 from survey.answer_sheet import forget_cached_sheets
 from survey.models import Survey
@@ -59,6 +60,21 @@ def owner(django_user_model):
 @pytest.fixture
 def outsider(django_user_model):
     return django_user_model.objects.create_user("outsider", password="outsider-password-1")
+
+
+@pytest.fixture
+def api(owner) -> APIClient:
+    """The REST API as the owner."""
+    client = APIClient()
+    client.force_authenticate(owner)
+    return client
+
+
+@pytest.fixture
+def logged_in(client, owner):
+    """The site as the owner, logged in."""
+    client.force_login(owner)
+    return client
 
 
 @pytest.fixture

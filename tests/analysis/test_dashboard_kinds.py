@@ -27,12 +27,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def mixed(owner) -> Survey:
     return mixed_survey(owner)
 

@@ -15,6 +15,7 @@ QUESTION_KEYS = {
     "text",
     "n",
     "n_simulated",
+    "skipped",
     "yes_count",
     "raw_yes_rate",
     "estimate",

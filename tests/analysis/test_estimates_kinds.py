@@ -12,7 +12,6 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.core.management import call_command
-from rest_framework.test import APIClient
 
 from analysis.results import survey_results
 from estimator.estimates import NumberStats
@@ -23,7 +22,7 @@ from tests.survey.api_schema import assert_matches_schema
 pytestmark = pytest.mark.django_db
 
 CHOICES = ["never", "once", "more than once"]
-COMMON_KEYS = {"question", "text", "n", "n_simulated", "level", "method", "epsilon"}
+COMMON_KEYS = {"question", "text", "n", "n_simulated", "skipped", "level", "method", "epsilon"}
 BINARY_KEYS = COMMON_KEYS | {
     "yes_count",
     "raw_yes_rate",
@@ -320,13 +319,6 @@ def test_a_truth_that_does_not_fit_the_question_is_refused_and_stores_nothing(ow
 
 
 # The estimates endpoint ---------------------------------------------------------------
-
-
-@pytest.fixture
-def api(owner) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(owner)
-    return client
 
 
 def test_estimates_give_one_entry_per_kind_from_the_design(mixed, api):

@@ -12,7 +12,6 @@ import uuid
 import numpy as np
 import pytest
 from django.db.models import Sum
-from rest_framework.test import APIClient
 
 from analysis.results import survey_results
 from estimator.randomized_response import ForcedResponse
@@ -22,19 +21,6 @@ pytestmark = pytest.mark.django_db
 
 REAL, SIMULATED = 30, 40
 MESSAGE = f"(of which {SIMULATED} simulated; exports leave them out)"
-
-
-@pytest.fixture
-def api(owner) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(owner)
-    return client
-
-
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
 
 
 def record_real(survey, n: int = REAL) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.analysis.analysis_data import analysis_survey, fill, questions
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_respondent_accessibility import AXE, serious_violations
 from tests.browser.test_workspace import log_in
-from tests.analysis.analysis_data import analysis_survey, fill, questions
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.analysis.analysis_data import crowd, grouped_survey, record_people
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_respondent_accessibility import AXE, serious_violations
 from tests.browser.test_workspace import log_in
-from tests.analysis.analysis_data import crowd, grouped_survey, record_people
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

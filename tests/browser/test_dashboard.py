@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from survey.models import current_hour
+from tests.analysis.dashboard_survey import mixed_survey
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_respondent_accessibility import AXE, serious_violations
 from tests.browser.test_workspace import log_in
-from tests.analysis.dashboard_survey import mixed_survey
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from survey.models import Survey
 from tests.i18n.test_pages import html_lang
@@ -17,13 +16,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def researcher(client, owner):
     client.force_login(owner)
-    return client
-
-
-@pytest.fixture
-def api(owner) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(owner)
     return client
 
 

@@ -17,13 +17,6 @@ pytestmark = pytest.mark.django_db
 LN3 = math.log(3)
 
 
-@pytest.fixture
-def api(owner) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(owner)
-    return client
-
-
 def survey_body(*designs: dict, **fields) -> dict:
     designs = designs or ({"name": "forced_response", "p_truth": 0.5, "p_yes": 0.5},)
     return {

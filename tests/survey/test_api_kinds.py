@@ -13,7 +13,6 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from estimator.designs import REGISTRY, make_design
 from survey.models import Question, Survey
@@ -43,13 +42,6 @@ DIRECT_NUMBER = {
     "not_sensitive": True,
 }
 EVERY_KIND = [K_RR, CHOICE_FR, LAPLACE, CROSSWISE, DIRECT_CHOICE, DIRECT_NUMBER]
-
-
-@pytest.fixture
-def api(owner) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(owner)
-    return client
 
 
 def body(*questions: dict) -> dict:

@@ -12,13 +12,6 @@ from estimator import planning
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def api(owner) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(owner)
-    return client
-
-
 def test_the_default_design_costs_what_the_planner_says(api):
     response = api.post("/api/planning/", {"q": 0.1, "n": 1000}, format="json")
     assert response.status_code == 200, response.json()

@@ -16,12 +16,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def draft(make_survey) -> Survey:
     return make_survey(n_questions=2, status=Survey.Status.DRAFT)
 

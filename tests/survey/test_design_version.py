@@ -27,12 +27,6 @@ pytestmark = pytest.mark.django_db
 CHANGED = "were changed after these answers were randomized"
 
 
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def body_for(survey: Survey, **extra) -> dict:
     answers = [{"question": q.id, "value": 1} for q in survey.questions.all()]
     return {"submission_id": str(uuid.uuid4()), "answers": answers, **extra}

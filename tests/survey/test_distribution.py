@@ -14,12 +14,6 @@ from survey.models import Submission, Survey
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def test_the_public_link_is_a_link_with_a_copy_button_and_a_preview(logged_in, survey):
     page = logged_in.get(f"/surveys/{survey.id}/distribute/").content.decode()
     link = f"http://testserver/s/{survey.slug}/"

@@ -276,15 +276,6 @@ def test_the_validator_accepts_exactly_the_well_formed_submissions(
 CLASSIC_JSON = {"name": "forced_response", "p_truth": 0.5, "p_yes": 0.5}
 
 
-@pytest.fixture
-def api(owner):
-    from rest_framework.test import APIClient
-
-    client = APIClient()
-    client.force_authenticate(owner)
-    return client
-
-
 def survey_body(n_questions: int, **fields) -> dict:
     questions = [{"text": f"Q{i}?", "design": CLASSIC_JSON} for i in range(n_questions)]
     return {"title": "Sizes", "questions": questions, **fields}

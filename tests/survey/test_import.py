@@ -13,7 +13,6 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.db import connection
-from rest_framework.test import APIClient
 
 from analysis.results import survey_results
 from survey import exports
@@ -22,19 +21,6 @@ from survey.models import Answer, Submission, Survey, Tally
 pytestmark = pytest.mark.django_db
 
 FIELD_LIMIT = 131_072  # the csv module's default field size limit
-
-
-@pytest.fixture
-def api(owner) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(owner)
-    return client
-
-
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
 
 
 def stored() -> tuple[int, int, int]:

@@ -19,12 +19,6 @@ def colleague(django_user_model):
     )
 
 
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def api_for(user) -> APIClient:
     api = APIClient()
     api.force_authenticate(user)
