@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db.models import Q, Sum
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from analysis.display import ChoiceDisplay, NumberDisplay, choice_display, number_display
 from analysis.results import QuestionResult, SurveyResults
 from estimator.estimates import ChoiceEstimate, NumberEstimate
-from survey.models import Question, Tally
+from responses.counts import HourTally
+from survey.models import Question
 
 WIDTH = 720
 LABEL_WIDTH = 290
@@ -126,68 +126,49 @@ class TimePoint:
 
 
 def estimates_over_time(
-    question: Question, level: float, method: str, round: int
+    question: Question, hours: list[HourTally], level: float, method: str
 ) -> list[TimePoint]:
     """The estimate and interval as they stood at the end of each hour with answers,
-    from cumulative hourly tallies (one query; intervals computed vectorised)."""
-    rows = Tally.objects.filter(
-        question=question, round=round, value__isnull=False
-    ).counts_by_hour()
-    if not rows:
+    from the cumulative hourly tallies (intervals computed vectorised)."""
+    if not hours:
         return []
-    yes = np.cumsum([r[1] for r in rows])
-    n = np.cumsum([r[2] for r in rows])
-    simulated = np.cumsum([r[3] for r in rows])
-    return _line_points(question.design, [r[0] for r in rows], yes, n, simulated, level, method)
+    yes = np.cumsum([h.tally.counts.get(1, 0) for h in hours])
+    n = np.cumsum([h.tally.count for h in hours])
+    simulated = np.cumsum([h.tally.simulated for h in hours])
+    return _line_points(question.design, [h.hour for h in hours], yes, n, simulated, level, method)
 
 
 def option_estimates_over_time(
-    question: Question, level: float, method: str, round: int
+    question: Question, hours: list[HourTally], level: float, method: str
 ) -> list[list[TimePoint]]:
     """For each option of a choice question, its share and interval at the end of each
     hour with answers (each option's report rate is affine in its share, so it follows the
-    yes/no machinery on its own line). One aggregate query over the tallies."""
+    yes/no machinery on its own line)."""
     design = question.design
-    rows = (
-        Tally.objects.filter(question=question, round=round, value__isnull=False)
-        .values_list("hour", "value")
-        .annotate(total=Sum("count"), simulated_n=Sum("count", filter=Q(simulated=True)))
-        .order_by("hour")
-    )
-    hours: list[datetime] = []
-    counts: list[np.ndarray] = []
-    simulated: list[int] = []
-    for hour, value, total, simulated_n in rows:
-        if not hours or hours[-1] != hour:
-            hours.append(hour)
-            counts.append(np.zeros(design.k, dtype=np.int64))
-            simulated.append(0)
-        if 0 <= value < design.k:
-            counts[-1][value] += total
-        simulated[-1] += simulated_n or 0
     if not hours:
         return [[] for _ in range(design.k)]
-    cumulative = np.cumsum(counts, axis=0)
-    n, sim = cumulative.sum(axis=1), np.cumsum(simulated)
+    counts = [[h.tally.counts.get(j, 0) for j in range(design.k)] for h in hours]
+    cumulative = np.cumsum(np.array(counts, dtype=np.int64), axis=0)
+    n, sim = cumulative.sum(axis=1), np.cumsum([h.tally.simulated for h in hours])
+    stamps = [h.hour for h in hours]
     return [
-        _line_points(design.option_line(j), hours, cumulative[:, j], n, sim, level, method)
+        _line_points(design.option_line(j), stamps, cumulative[:, j], n, sim, level, method)
         for j in range(design.k)
     ]
 
 
-def means_over_time(question: Question, level: float, round: int) -> list[TimePoint]:
+def means_over_time(question: Question, hours: list[HourTally], level: float) -> list[TimePoint]:
     """A number question's mean and t interval as they stood at the end of each hour
-    with answers, from cumulative hourly count, sum and sum of squares (one query)."""
-    rows = Tally.objects.filter(question=question, round=round, value__isnull=False).sums_by_hour()
+    with answers, from the cumulative hourly count, sum and sum of squares."""
     points = []
     n = total = total_sq = simulated = 0  # Python integers: sums of squares stay exact
-    for hour, sums, hour_simulated in rows:
-        n, total, total_sq = n + sums.count, total + sums.total, total_sq + sums.total_sq
-        simulated += hour_simulated
+    for hour in hours:
+        n, total = n + hour.tally.count, total + hour.tally.total
+        total_sq, simulated = total_sq + hour.tally.total_sq, simulated + hour.tally.simulated
         estimate = question.design.estimate((n, total, total_sq))
         mean = estimate.estimate
         low, high = estimate.ci(level) or (mean, mean)
-        points.append(TimePoint(hour, n, simulated, mean, low, high))
+        points.append(TimePoint(hour.hour, n, simulated, mean, low, high))
     return points
 
 

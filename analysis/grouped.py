@@ -1,14 +1,11 @@
-"""Grouped counts for breakdowns, cross-tabs and regression: one GROUP BY each.
+"""Breakdowns, cross-tabs and regression, from joint counts of reports.
 
 The maths of these analyses reads counts per combination of reports (a category of a
 directly asked question and a randomized report; two randomized reports; a covariate
-pattern and a report), never individual answers. The database joins the answers of the
-questions involved on their submission and groups them, in one aggregate query, so
-Python only ever sees one row per combination; where the answer patterns kept at write
-time (:class:`survey.models.AnswerPattern`) account for every report, they are read
-instead, so the cost does not grow with the respondents. Real and simulated answers count
-together, as in the estimates (simulated respondents answer every question), and only
-the survey's current round is read, as the dashboard does.
+pattern and a report), never individual answers: :meth:`responses.counts.SurveyCounts.joint`
+gives them, one row per combination. Real and simulated answers count together, as in the
+estimates (simulated respondents answer every question), and only the survey's current
+round is read, as the dashboard does.
 """
 
 from __future__ import annotations
@@ -22,83 +19,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, FilteredRelation, Q, Sum
 
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
 from estimator.estimates import MEAN_METHODS
 from estimator.regression import design_matrix, fit
-from survey.exports import question_columns
-from survey.models import AnswerPattern, Question, Submission, Survey, Tally
+from responses.counts import SurveyCounts, survey_counts
+from survey.codebook import question_columns
+from survey.models import Question, Survey
 
 RANDOMIZED_CATEGORICAL = (Question.Kind.BINARY, Question.Kind.CHOICE)
 DIRECT_CATEGORICAL = (Question.Kind.BINARY, Question.Kind.CHOICE)
 BROKEN_DOWN = (*RANDOMIZED_CATEGORICAL, Question.Kind.NUMBER)
-
-
-def joint_counts(
-    survey: Survey, question_ids: Sequence[int], round: int | None = None
-) -> Counter[tuple[int, ...]]:
-    """``{(value of q1, value of q2, …): respondents}`` over the submissions of
-    ``survey`` (current round unless given) that answered every one of ``question_ids``.
-
-    From the answer patterns kept at write time when they account for every stored
-    report (two small queries whatever the number of respondents), else from one
-    GROUP BY over the answers joined on their submission (exact, but its cost grows
-    with the respondents).
-    """
-    if not question_ids:
-        raise ValueError("joint_counts needs at least one question")
-    round = round or survey.current_round
-    counts = _from_patterns(survey, question_ids, round)
-    return counts if counts is not None else _from_answers(survey, question_ids, round)
-
-
-def _from_patterns(survey: Survey, question_ids: Sequence[int], round: int):
-    """Marginal counts from the pattern rows, or None when some stored submission is not
-    among them (a write path that does not keep them): then some involved question has
-    more tallied reports than the patterns that hold it. Respondents who left a
-    question unanswered are in no pattern holding it, and in none of its tallies."""
-    patterns = AnswerPattern.objects.filter(survey=survey, round=round).values_list("key", "count")
-    counts: Counter[tuple[int, ...]] = Counter()
-    held: Counter[int] = Counter()
-    for key, n in patterns:
-        values = AnswerPattern.parse(key)
-        for qid in question_ids:
-            if values.get(qid) is not None:
-                held[qid] += n
-        if all(values.get(qid) is not None for qid in question_ids):
-            counts[tuple(values[qid] for qid in question_ids)] += n
-    tallied = dict(
-        Tally.objects.filter(question_id__in=question_ids, round=round, value__isnull=False)
-        .values("question_id")
-        .annotate(n=Sum("count"))
-        .values_list("question_id", "n")
-    )
-    if any(tallied.get(qid, 0) != held[qid] for qid in question_ids):
-        return None
-    return counts
-
-
-def _from_answers(survey: Survey, question_ids: Sequence[int], round: int):
-    """One query: the submissions joined once per question to that question's answer,
-    grouped by the answers' values."""
-    joins = {
-        f"q{i}": FilteredRelation(
-            "answers", condition=Q(answers__question_id=qid, answers__value__isnull=False)
-        )
-        for i, qid in enumerate(question_ids)
-    }
-    values = [f"q{i}__value" for i in range(len(question_ids))]
-    rows = (
-        Submission.objects.filter(survey=survey, round=round)
-        .annotate(**joins)
-        .filter(**{f"{value}__isnull": False for value in values})
-        .values_list(*values)
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
-    return Counter({tuple(row[:-1]): row[-1] for row in rows})
 
 
 # --- The analyses the dashboard, the API and the exports share ------------------------------
@@ -253,21 +185,21 @@ def grouping_questions(survey: Survey) -> list[Question]:
     ]
 
 
-def respondent_atoms(survey: Survey, question: Question, groups: Sequence[Question]) -> Atoms:
+def respondent_atoms(counts: SurveyCounts, question: Question, groups: Sequence[Question]) -> Atoms:
     """``{(report, (answer to each of groups or None)): respondents}`` over everyone who
     answered ``question``, None meaning the grouping question was left unanswered.
 
     When no respondent of ``question`` skipped any of ``groups`` (the usual case) that
-    is one :func:`joint_counts` over them all, checked against the question's own count.
+    is one joint count over them all, checked against the question's own count.
     Otherwise one more per group finds the groups someone skipped, and the counts per
     exact set of answered groups come by inclusion–exclusion from one
-    :func:`joint_counts` per subset of those (the others always among them).
+    joint count per subset of those (the others always among them).
     """
     read_before: dict[tuple[int, ...], Counter] = {}
 
     def counts_of(*asked: int) -> Counter[tuple[int, ...]]:
         if asked not in read_before:
-            read_before[asked] = joint_counts(survey, [question.id, *asked])
+            read_before[asked] = counts.joint([question.id, *asked])
         return read_before[asked]
 
     n = sum(counts_of().values())
@@ -326,9 +258,11 @@ class LinkedBreakdowns:
     min_cell_count: int
 
     @classmethod
-    def of(cls, survey: Survey, question: Question) -> LinkedBreakdowns:
+    def of(
+        cls, survey: Survey, question: Question, counts: SurveyCounts | None = None
+    ) -> LinkedBreakdowns:
         groups = grouping_questions(survey)
-        atoms = respondent_atoms(survey, question, groups)
+        atoms = respondent_atoms(counts or survey_counts(survey), question, groups)
         per_atom: Counter[tuple] = Counter()
         for (_, values), n in atoms.items():
             per_atom[values] += n
@@ -377,7 +311,14 @@ def _shown_categories(group: Question, present: set) -> list[int | None]:
     return listed + [None] if None in present else listed
 
 
-def breakdown(survey: Survey, question_raw, by_raw, level: float, method: str) -> dict:
+def breakdown(
+    survey: Survey,
+    question_raw,
+    by_raw,
+    level: float,
+    method: str,
+    counts: SurveyCounts | None = None,
+) -> dict:
     """A randomized question's estimate per category of a directly asked question, with
     the cells that could single out a small group hidden.
 
@@ -390,7 +331,7 @@ def breakdown(survey: Survey, question_raw, by_raw, level: float, method: str) -
     """
     question = _randomized(survey, "question", question_raw, BROKEN_DOWN)
     by = _direct(survey, "by", by_raw, DIRECT_CATEGORICAL)
-    return breakdown_of(LinkedBreakdowns.of(survey, question), by, level, method)
+    return breakdown_of(LinkedBreakdowns.of(survey, question, counts), by, level, method)
 
 
 def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: str) -> dict:
@@ -422,7 +363,9 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     return result
 
 
-def crosstab_of(survey: Survey, a_raw, b_raw, level: float) -> dict:
+def crosstab_of(
+    survey: Survey, a_raw, b_raw, level: float, counts: SurveyCounts | None = None
+) -> dict:
     """The joint prevalences of two randomized questions (:func:`estimator.crosstab.crosstab`
     on their joint report counts), with phi and the odds ratio for two yes/no questions."""
     a = _randomized(survey, "a", a_raw, RANDOMIZED_CATEGORICAL)
@@ -430,9 +373,9 @@ def crosstab_of(survey: Survey, a_raw, b_raw, level: float) -> dict:
     if a.id == b.id:
         raise AnalysisError("b", "a and b must be two different questions")
     rows, columns = categories(a), categories(b)
-    counts = joint_counts(survey, [a.id, b.id])
+    joint = (counts or survey_counts(survey)).joint([a.id, b.id])
     table = np.array(
-        [[counts.get((i, j), 0) for j in range(len(columns))] for i in range(len(rows))]
+        [[joint.get((i, j), 0) for j in range(len(columns))] for i in range(len(rows))]
     )
     if table.sum() == 0:
         raise AnalysisError("a", "no respondent has answered both questions yet")
@@ -482,14 +425,16 @@ def _association(value) -> dict | None:
     }
 
 
-def _refuse_hidden_groups(survey: Survey, outcome: Question, covariates: list[Question]) -> None:
+def _refuse_hidden_groups(
+    survey: Survey, outcome: Question, covariates: list[Question], counts: SurveyCounts
+) -> None:
     """A model on a grouping question fits each of its groups' share of the outcome
     (exactly, with that question alone), so it would publish what the breakdowns hide:
     refuse a covariate with any group hidden in the outcome's breakdowns."""
     grouping = [q for q in covariates if q.kind in DIRECT_CATEGORICAL]
     if not grouping:
         return
-    linked = LinkedBreakdowns.of(survey, outcome)
+    linked = LinkedBreakdowns.of(survey, outcome, counts)
     for question in grouping:
         hidden = linked.hidden.get(question.id)
         if hidden:
@@ -509,7 +454,13 @@ def _refuse_hidden_groups(survey: Survey, outcome: Question, covariates: list[Qu
             )
 
 
-def regression(survey: Survey, outcome_raw, covariates_raw, level: float = 0.95) -> dict:
+def regression(
+    survey: Survey,
+    outcome_raw,
+    covariates_raw,
+    level: float = 0.95,
+    counts: SurveyCounts | None = None,
+) -> dict:
     """Logistic regression of a randomized yes/no question on directly asked covariates
     (:func:`estimator.regression.fit`), from the counts per (covariate pattern, report).
 
@@ -531,15 +482,15 @@ def regression(survey: Survey, outcome_raw, covariates_raw, level: float = 0.95)
     if len({q.id for q in covariates}) < len(covariates):
         raise AnalysisError("covariates", "each covariate may be named only once")
     columns = {q.id: name for name, q in question_columns(survey)}
-    counts = joint_counts(survey, [outcome.id, *(q.id for q in covariates)])
+    counts = counts or survey_counts(survey)
     patterns: dict[tuple, list[int]] = {}
-    for (report, *values), n in counts.items():
+    for (report, *values), n in counts.joint([outcome.id, *(q.id for q in covariates)]).items():
         yes_n = patterns.setdefault(tuple(values), [0, 0])
         yes_n[0] += n if report == 1 else 0
         yes_n[1] += n
     if not patterns:
         raise AnalysisError("outcome", "no respondent has answered all of these questions yet")
-    _refuse_hidden_groups(survey, outcome, covariates)
+    _refuse_hidden_groups(survey, outcome, covariates, counts)
     keys = sorted(patterns)
     values = {}
     levels = {}
@@ -668,7 +619,9 @@ def _csv_rows(question: Question, by: Question, category, text, entry: dict | No
         }
 
 
-def breakdowns_csv(survey: Survey, level: float, method: str) -> str:
+def breakdowns_csv(
+    survey: Survey, level: float, method: str, counts: SurveyCounts | None = None
+) -> str:
     """Every breakdown of the survey as CSV, hidden cells hidden exactly as in the API:
     one ``(all)`` row (or one per option) and then the categories, per pair ("No
     answer" with an empty category)."""
@@ -678,7 +631,7 @@ def breakdowns_csv(survey: Survey, level: float, method: str) -> str:
     linked = {}
     for question, by in breakdown_pairs(survey):
         if question.id not in linked:
-            linked[question.id] = LinkedBreakdowns.of(survey, question)
+            linked[question.id] = LinkedBreakdowns.of(survey, question, counts)
         result = breakdown_of(linked[question.id], by, level, method)
         rows = list(_csv_rows(question, by, "", ALL, result["overall"]))
         for cell in result["categories"]:

@@ -1,19 +1,16 @@
-"""The one seam between the database and the maths: tallies in, estimates out.
+"""Counts in, estimates out: every question's estimate, from its own design.
 
-Estimation reads the few tally rows of a survey (one aggregate query): per question and
-tally key the count of reports, their sum and their sum of squares. It never loads
-individual answers, so its cost does not grow with the number of respondents, and each
-question's estimate comes from its own design (``design.estimate_from_tally``).
+Estimation reads a survey's counts (:mod:`responses.counts`: per question and tally key
+the count of reports, their sum and their sum of squares). It never loads individual
+answers, so its cost does not grow with the number of respondents, and each question's
+estimate comes from its own design (``design.estimate_from_tally``).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from django.db.models import Sum
 
 from estimator.designs import composition, json_epsilon
 from estimator.estimates import (
@@ -21,7 +18,6 @@ from estimator.estimates import (
     BinaryEstimate,
     ChoiceEstimate,
     NumberEstimate,
-    NumberStats,
 )
 from estimator.intervals import (
     DEFAULT_LEVEL,
@@ -31,30 +27,13 @@ from estimator.intervals import (
     check_level,
     check_method,
 )
-from survey.models import ExactSum, Question, Survey, Tally, whole
+from responses.counts import QuestionTally, SurveyCounts, survey_counts
+from survey.models import Question, Survey
 
 # Every name the estimates accept for an interval method (``jeffreys`` is the old name
 # of ``uniform_hpd``, still accepted and echoed as asked).
 METHOD_NAMES = (*INTERVAL_METHODS, *METHOD_ALIASES)
 Estimate = BinaryEstimate | ChoiceEstimate | NumberEstimate
-
-
-@dataclass
-class QuestionTally:
-    """What the tallies hold for one question in one round."""
-
-    counts: Counter[int] = field(default_factory=Counter)  # reports per tally key
-    count: int = 0
-    total: int = 0
-    total_sq: int = 0
-    simulated: int = 0
-    skipped: int = 0  # "prefer not to answer": counted apart, in none of the above
-
-    @property
-    def stats(self) -> NumberStats:
-        # Σr² ≥ (Σr)²/n always; only SQLite's float sums beyond 2⁵³ could round below it.
-        floor = -(-(self.total * self.total) // self.count) if self.count else 0
-        return NumberStats(self.count, self.total, max(self.total_sq, floor))
 
 
 @dataclass(frozen=True)
@@ -253,49 +232,18 @@ def survey_results(
     method: str = DEFAULT_METHOD,
     *,
     round: int | None = None,
+    counts: SurveyCounts | None = None,
 ) -> SurveyResults:
-    """Estimates for every question of ``survey`` (the current round unless given)."""
+    """Estimates for every question of ``survey``, from ``counts`` (by default the live
+    counts of its current round, or of ``round``)."""
     # The method is echoed as asked ("jeffreys" stays "jeffreys"); the maths accepts both.
     level = check_level(level)
     check_method(method)
     questions = list(survey.questions.all())
-    tallies = round_tallies(survey, round or survey.current_round)
+    counts = counts or survey_counts(survey, round)
     results = []
     for question in questions:
-        tally = tallies.get(question.id, QuestionTally())
+        tally = counts.tally(question.id)
         estimate = question.design.estimate_from_tally(tally.counts, tally.stats)
         results.append(QuestionResult(question, estimate, level, method, tally.simulated, tally))
     return SurveyResults(survey, results, level, method)
-
-
-def round_tallies(survey: Survey, round: int) -> dict[int, QuestionTally]:
-    """Each question's tallies for one round, real and simulated together, from one
-    aggregate query grouped by question, simulated and key: the simulated share and the
-    sums come with the counts at no extra cost."""
-    tallies: dict[int, QuestionTally] = {}
-    rows = (
-        Tally.objects.filter(question__survey=survey, round=round)
-        .values_list("question_id", "simulated", "value")
-        .annotate(Sum("count"), ExactSum("total"), ExactSum("total_sq"))
-        .order_by()
-    )
-    for question_id, is_simulated, key, count, total, total_sq in rows:
-        tally = tallies.setdefault(question_id, QuestionTally())
-        if key is None:
-            tally.skipped += count
-            continue
-        tally.counts[key] += count
-        tally.count += count
-        tally.total += whole(total)
-        tally.total_sq += whole(total_sq)
-        if is_simulated:
-            tally.simulated += count
-    return tallies
-
-
-def round_counts(survey: Survey, round: int) -> tuple[dict[int, Counter[int]], Counter[int]]:
-    """``({question_id: {tally key: reports}}, {question_id: simulated reports})`` for one
-    round (see :func:`round_tallies`), e.g. for a cheap "has anything changed?" check."""
-    tallies = round_tallies(survey, round)
-    counts = {qid: tally.counts for qid, tally in tallies.items()}
-    return counts, Counter({qid: tally.simulated for qid, tally in tallies.items()})

@@ -33,6 +33,7 @@ from analysis.grouped import (
 )
 from analysis.results import parse_estimate_options, survey_results
 from estimator.intervals import INTERVAL_METHODS
+from responses.counts import survey_counts
 from survey.models import Question, Role
 from survey.permissions import survey_for
 
@@ -47,21 +48,21 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
     (each poll reads a few tally rows)."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, method, errors = parse_estimate_options(request.GET)
-    results = survey_results(survey, level, method)
+    counts = survey_counts(survey)
+    results = survey_results(survey, level, method, counts=counts)
     timed = [r.question for r in results.questions]
     chosen = next((q for q in timed if str(q.id) == request.GET.get("question")), None)
     chosen = chosen or (timed[0] if timed else None)
     points, series, over_time = [], [], ""
+    hours = counts.hours(chosen.id) if chosen else []
     if chosen and chosen.kind == "choice":
-        series = [
-            thin(s) for s in option_estimates_over_time(chosen, level, method, survey.current_round)
-        ]
+        series = [thin(s) for s in option_estimates_over_time(chosen, hours, level, method)]
         over_time = options_over_time_chart(chosen, chosen.options, series, level)
     elif chosen and chosen.kind == "number":
-        points = thin(means_over_time(chosen, level, survey.current_round))
+        points = thin(means_over_time(chosen, hours, level))
         over_time = over_time_chart(chosen, points, level)
     elif chosen:
-        points = thin(estimates_over_time(chosen, level, method, survey.current_round))
+        points = thin(estimates_over_time(chosen, hours, level, method))
         over_time = over_time_chart(chosen, points, level)
     panels = question_panels(results)
     context = {

@@ -154,7 +154,7 @@ def run(sizes: list[int], requests: int) -> dict:
     from django.db import transaction
     from django.test import Client
 
-    from survey.models import AnswerPattern
+    from responses.models import AnswerPattern
 
     call_command("migrate", verbosity=0)
     owner, survey, q = make_survey()

@@ -154,7 +154,7 @@ class Loader:
     def _write_tallies(self) -> None:
         from django.db import transaction
 
-        from survey.models import Tally
+        from responses.models import Tally
 
         rows = [
             Tally(
@@ -189,7 +189,7 @@ def time_endpoint(client, path: str, requests: int) -> list[float]:
 def time_answer_group_by(survey, repeats: int) -> list[float]:
     from django.db.models import Count, Sum
 
-    from survey.models import Answer
+    from responses.models import Answer
 
     samples = []
     for _ in range(repeats):

@@ -78,7 +78,7 @@ def write_csv(path: Path, rows: int, questions: int) -> None:
 
 def submit_once(survey, values: dict[int, int]) -> float:
     """One respondent's submission through the fast path; seconds it took."""
-    from survey.models import Submission
+    from responses.models import Submission
 
     started = time.perf_counter()
     stored = Submission.store_if_accepting(
@@ -98,7 +98,7 @@ def submit_while(survey, keep_going, interval: float) -> list[float]:
 
 
 def run(url: str, rows: int, questions: int, interval: float, baseline: int) -> dict:
-    from survey.models import Submission, Tally
+    from responses.models import Submission, Tally
 
     survey = create_survey(questions)
     with tempfile.TemporaryDirectory() as tmp:

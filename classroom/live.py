@@ -16,7 +16,8 @@ from django.utils.translation import gettext, gettext_noop
 
 from estimator.estimates import ChoiceEstimate, NumberEstimate, NumberStats
 from estimator.intervals import DEFAULT_LEVEL, DEFAULT_METHOD
-from survey.models import Question, Survey, bulk_record
+from responses.write import bulk_record
+from survey.models import Question, Survey
 
 # The drawing area inside the SVG viewBox (0 0 1000 …), as for the yes/no bar.
 LEFT, WIDTH = 40, 920

@@ -24,7 +24,7 @@ from django.utils import translation
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from analysis.results import QuestionResult, QuestionTally, round_counts, round_tallies
+from analysis.results import QuestionResult
 from classroom.live import (
     ChoiceLive,
     NumberLive,
@@ -41,6 +41,8 @@ from estimator.randomized_response import (
     ForcedResponse,
     total_epsilon,
 )
+from responses.counts import survey_counts
+from responses.write import simulate_respondents
 from survey import languages
 from survey.devices import is_two_fair_coins
 from survey.models import JOIN_CODE_ALPHABET, JOIN_CODE_LENGTH, Question, Role, Survey
@@ -87,7 +89,7 @@ class SimulateForm(forms.Form):
     def simulate(self, survey: Survey) -> str:
         """Add the students; returns the query string that keeps the truth marked."""
         rate = self.cleaned_data["true_rate"] / 100
-        survey.simulate(self.cleaned_data["n"], rate)
+        simulate_respondents(survey, self.cleaned_data["n"], rate)
         SimulatedRate.keep(survey, rate)
         return _keep_true_rate(rate)
 
@@ -329,10 +331,10 @@ def _live_questions(
     survey: Survey, true_rate: float | None
 ) -> list[LiveQuestion | ChoiceLive | NumberLive]:
     """Each question's live result for its kind, from one aggregate over the round."""
-    tallies = round_tallies(survey, survey.current_round)
+    counts = survey_counts(survey)
     live = []
     for question in survey.questions.all():
-        tally = tallies.get(question.id, QuestionTally())
+        tally = counts.tally(question.id)
         by_value, n_simulated = tally.counts, tally.simulated
         if question.kind == Question.Kind.CHOICE:
             live.append(choice_live(question, by_value, n_simulated))
@@ -498,8 +500,10 @@ def poll(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = _classroom(request, survey_id)
     true_rate = _true_rate(survey, request.GET)
     # The same aggregate the estimates use, cheap enough to run before computing them.
-    counts, simulated = round_counts(survey, survey.current_round)
-    tallies = sorted((qid, sorted(c.items()), simulated[qid]) for qid, c in counts.items())
+    tallies = sorted(
+        (qid, sorted(t.counts.items()), t.simulated, t.skipped)
+        for qid, t in survey_counts(survey).tallies.items()
+    )
     session = Session.of(survey)
     current = session.current_id if session else survey.id
     etag = _etag("presenter", *_state(survey), survey.results_revealed, true_rate, tallies, current)

@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "template_partials",
     "csp",
     "survey",
+    "responses",
     "classroom",
     "analysis",
     "accounts",

@@ -8,15 +8,16 @@ from accounts import api as accounts_api
 from analysis import api as estimates_api
 from analysis import api_grouped
 from config.api_docs import api_docs
+from responses import submit
 from survey import api as survey_api
-from survey import api_planning, api_public, ratelimit
+from survey import api_planning, ratelimit
 from survey import views as survey_views
 
 api_patterns = [
-    path("public/surveys/<str:slug>/responses/", api_public.submit_endpoint, name="api-submit"),
+    path("public/surveys/<str:slug>/responses/", submit.submit_endpoint, name="api-submit"),
     path(
         "public/surveys/<str:slug>/credentials/",
-        api_public.credential_endpoint,
+        submit.credential_endpoint,
         name="api-credential",
     ),
     path("auth/token/", accounts_api.token_view, name="api-token"),

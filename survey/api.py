@@ -34,13 +34,15 @@ from config.parsers import PayloadTooLarge
 from estimator.designs import REGISTRY, Design, ForcedResponse, json_epsilon, make_design
 from estimator.disclosure import DEFAULT_MIN_CELL
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
-from survey import exports
+from responses.exports import responses_csv
+from responses.imports import ImportRejected, ImportTooLarge, import_responses, spool
 from survey.api_teams import (
     CollaboratorViewSet,
     TransferRequestSerializer,
     TrashedSurveySerializer,
     find_account_or_400,
 )
+from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
 from survey.models import DesignFrozen, Invite, Question, Role, SharingRefused, Survey
@@ -73,8 +75,8 @@ class CSVParser(BaseParser):
 
     def parse(self, stream, media_type=None, parser_context=None) -> IO[bytes]:
         try:
-            return exports.spool(stream)
-        except exports.ImportTooLarge as error:
+            return spool(stream)
+        except ImportTooLarge as error:
             raise PayloadTooLarge(str(error)) from None
 
 
@@ -490,7 +492,7 @@ class ResponseMatrixSerializer(serializers.Serializer):
 
 
 class CodebookQuestionSerializer(serializers.Serializer):
-    """One column of the export (documentation only: :func:`exports.question_codebook`
+    """One column of the export (documentation only: :func:`question_codebook`
     builds it). Binary and choice questions carry the matrix keys, numbers the bounds."""
 
     text = serializers.CharField()
@@ -673,7 +675,7 @@ class SurveyViewSet(
         (``q1`` … ``qk``): 0/1 for binary, the option index for choice, a whole number for
         number questions, empty when unanswered; simulated answers excluded."""
         survey = self.get_object()
-        return csv_download(exports.responses_csv(survey), f"survey-{survey.id}-responses.csv")
+        return csv_download(responses_csv(survey), f"survey-{survey.id}-responses.csv")
 
     @extend_schema(responses={200: CodebookSerializer, 404: NOT_FOUND})
     @action(detail=True, methods=["get"], url_path="codebook.json", url_name="codebook")
@@ -682,7 +684,7 @@ class SurveyViewSet(
         ∞), whether it is asked directly, the response matrix (binary and choice) or bounds,
         ε and α (numbers), and how to re-analyse it. POSTed to /api/surveys/ it recreates
         the survey's questions, ready for an import of the export."""
-        response = Response(exports.codebook(self.get_object()))
+        response = Response(codebook(self.get_object()))
         response["Content-Disposition"] = f'inline; filename="survey-{pk}-codebook.json"'
         return response
 
@@ -719,11 +721,11 @@ class SurveyViewSet(
             raise PayloadTooLarge(error)
         try:
             with read_csv_body(request) as binary:
-                imported = exports.import_responses(survey, binary)
-        except exports.ImportRejected as rejected:
+                imported = import_responses(survey, binary)
+        except ImportRejected as rejected:
             body = {"detail": str(rejected), "errors": [e.as_dict() for e in rejected.errors]}
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        except exports.ImportTooLarge as error:
+        except ImportTooLarge as error:
             raise PayloadTooLarge(str(error)) from None
         return Response({"imported": imported}, status=status.HTTP_201_CREATED)
 

@@ -19,7 +19,14 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from survey import exports
+from responses.imports import (
+    ImportRejected,
+    ImportTooLarge,
+    LineError,
+    import_responses,
+    row_limit,
+    too_large_message,
+)
 from survey.builder import owned_survey
 from survey.forms import ClosingForm
 from survey.models import Invite, Survey
@@ -69,7 +76,7 @@ def distribute_context(request: HttpRequest, survey: Survey) -> dict:
         "invites": invite_counts(survey),
         "max_invites": MAX_INVITES,
         "max_import_mib": settings.MAX_IMPORT_BYTES / 2**20,
-        "max_import_rows": f"{exports.row_limit(survey.questions.count()):,}",
+        "max_import_rows": f"{row_limit(survey.questions.count()):,}",
         "preview_link": reverse("survey:preview", args=[survey.id]),
         "closing_form": ClosingForm(instance=survey),
         "responses": survey.submissions.filter(simulated=False).count(),
@@ -141,7 +148,7 @@ def import_too_large(request: HttpRequest) -> str | None:
     file, never into memory."""
     length = request.META.get("CONTENT_LENGTH") or "0"
     if not length.isdigit() or int(length) > settings.MAX_IMPORT_BYTES:
-        return exports.too_large_message(settings.MAX_IMPORT_BYTES)
+        return too_large_message(settings.MAX_IMPORT_BYTES)
     request.upload_handlers = [TemporaryFileUploadHandler(request)]
     return None
 
@@ -153,7 +160,7 @@ def responses_import(request: HttpRequest, survey_id: int) -> HttpResponse:
     """Answers randomized offline (dice, coins in an interview) as a CSV: all rows or none."""
     survey = owned_survey(request, survey_id)
     if error := import_too_large(request):
-        return import_failed(request, survey, [exports.LineError(0, error)], status=413)
+        return import_failed(request, survey, [LineError(0, error)], status=413)
     return _import_checked(request, survey)
 
 
@@ -162,18 +169,18 @@ def _import_checked(request: HttpRequest, survey: Survey) -> HttpResponse:
     upload = request.FILES.get("file")
     try:
         if upload is None:
-            raise exports.ImportRejected([exports.LineError(1, "choose a CSV file to import")])
-        imported = exports.import_responses(survey, upload)
-    except exports.ImportRejected as rejected:
+            raise ImportRejected([LineError(1, "choose a CSV file to import")])
+        imported = import_responses(survey, upload)
+    except ImportRejected as rejected:
         return import_failed(request, survey, rejected.errors, status=400)
-    except exports.ImportTooLarge as error:
-        return import_failed(request, survey, [exports.LineError(0, str(error))], status=413)
+    except ImportTooLarge as error:
+        return import_failed(request, survey, [LineError(0, str(error))], status=413)
     messages.success(request, f"Imported {imported} offline responses.")
     return redirect("survey:distribute", survey.id)
 
 
 def import_failed(
-    request: HttpRequest, survey: Survey, errors: list[exports.LineError], status: int
+    request: HttpRequest, survey: Survey, errors: list[LineError], status: int
 ) -> HttpResponse:
     context = distribute_context(request, survey) | {"import_errors": errors}
     return render(request, "survey/distribute.html", context, status=status)

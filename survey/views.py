@@ -13,8 +13,9 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from responses.answer_sheet import AnswerSheet, InvalidAnswers
+from responses.write import record_submission
 from survey import invites, languages, ratelimit, served_code
-from survey.answer_sheet import AnswerSheet, InvalidAnswers
 from survey.models import (
     CredentialKey,
     DesignChanged,
@@ -166,7 +167,7 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
         return _respondent_page(request, "survey/respond.html", context, status=400)
     try:
         record = functools.partial(
-            survey.record_submission, credential=credential, design_version=design
+            record_submission, survey, credential=credential, design_version=design
         )
         try:
             record(submission_id, values)

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from hypothesis import settings
 from rest_framework.test import APIClient
 
-from survey.answer_sheet import forget_cached_sheets
+from responses.answer_sheet import forget_cached_sheets
 from survey.models import Survey
 
 CLASSIC = {"p_truth": 0.5, "p_yes": 0.5}

@@ -17,7 +17,8 @@ from django.test import Client
 from django.urls import reverse
 
 from config.logging import DropClientDetails
-from survey.models import Answer, Invite, Receipt, SpentCredential, Submission, Tally
+from responses.models import Answer, Receipt, SpentCredential, Submission, Tally
+from survey.models import Invite
 
 ROOT = Path(__file__).resolve().parent.parent
 

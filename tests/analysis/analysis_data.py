@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from rest_framework.test import APIClient
 
-from survey.models import Role, Survey, bulk_record
+from responses.write import bulk_record
+from survey.models import Role, Survey
 
 FACULTIES = ["Arts", "Law", "Science", "Medicine"]
 CLASSIC = {"p_truth": 0.5, "p_yes": 0.5}

@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from survey.models import Question, Survey, bulk_record
+from responses.write import bulk_record
+from survey.models import Question, Survey
 
 COLOURS = ["Red", "Green", "Blue", "Yellow"]
 SLEEP = "How many hours did you sleep last night?"

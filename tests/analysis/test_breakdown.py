@@ -13,17 +13,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db.models import Sum
 
-from analysis.grouped import _from_answers, joint_counts
-from analysis.results import round_counts
 from estimator.disclosure import suppress_cells
-from survey.models import AnswerPattern, Submission
-from survey.sealing import seal_finished_hours
+from responses.counts import joint_counts, survey_counts
+from responses.models import AnswerPattern, Submission
+from responses.sealing import seal_finished_hours
+from responses.write import record_submission
 from tests.analysis.analysis_data import (
     analysis_survey,
     api_for,
     fill,
     questions,
 )
+from tests.storage import freeze_hour, joint_from_rows
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -256,7 +257,7 @@ def test_the_counts_come_from_the_answer_patterns_in_two_small_queries(
     q = questions(study)
     with django_assert_max_num_queries(2):
         counts = joint_counts(study, [q["faculty"], q["cheat"]])
-    assert counts == _from_answers(study, [q["faculty"], q["cheat"]], study.current_round)
+    assert counts == joint_from_rows(study, [q["faculty"], q["cheat"]])
     assert sum(counts.values()) == 160 and len(counts) <= 8
 
 
@@ -271,7 +272,7 @@ def test_the_respondents_fast_path_keeps_the_patterns(owner, study):
     assert AnswerPattern.objects.filter(survey=study).aggregate(n=Sum("count"))["n"] == 161
     after = joint_counts(study, [q["faculty"], q["cheat"]])
     assert sum(after.values()) == 161 and after[(0, 0)] == before[(0, 0)] + 1
-    assert after == _from_answers(study, [q["faculty"], q["cheat"]], study.current_round)
+    assert after == joint_from_rows(study, [q["faculty"], q["cheat"]])
 
 
 def test_a_submission_stored_without_its_pattern_falls_back_to_one_group_by(owner, study):
@@ -283,7 +284,7 @@ def test_a_submission_stored_without_its_pattern_falls_back_to_one_group_by(owne
     AnswerPattern.objects.filter(pk=row.pk).update(count=row.count - 1)
     counts = joint_counts(study, [q["faculty"], q["cheat"]])
     assert sum(counts.values()) == 160
-    assert counts == _from_answers(study, [q["faculty"], q["cheat"]], study.current_round)
+    assert counts == joint_from_rows(study, [q["faculty"], q["cheat"]])
 
 
 def test_patterns_are_kept_per_round_and_survey(owner, study, make_survey):
@@ -301,10 +302,10 @@ def test_simulated_respondents_count_as_in_the_estimates(owner, study):
     fill(study, [20, 0, 0, 0], simulated=True, seed=8)
     q = questions(study)
     body = get(owner, study, question=q["cheat"], by=q["faculty"]).json()
-    counts, simulated = round_counts(study, study.current_round)  # what the estimates read
-    assert body["overall"]["n"] == sum(counts[q["cheat"]].values()) == 180
-    assert body["overall"]["yes_count"] == counts[q["cheat"]][1]
-    assert simulated[q["cheat"]] == 20
+    tally = survey_counts(study).tally(q["cheat"])  # what the estimates read
+    assert body["overall"]["n"] == sum(tally.counts.values()) == 180
+    assert body["overall"]["yes_count"] == tally.counts[1]
+    assert tally.simulated == 20
     assert body["categories"][0]["n"] == 60
 
 
@@ -373,13 +374,13 @@ def test_sealing_rewrites_the_patterns_so_none_keeps_its_last_writers_trace(
     from django.db import connection
 
     earlier = datetime(2026, 11, 23, 9, tzinfo=UTC)
-    monkeypatch.setattr("survey.models.current_hour", lambda: earlier)
+    freeze_hour(monkeypatch, earlier)
     survey = make_survey(n_questions=4)
     ids = list(survey.questions.values_list("id", flat=True))
     arrival = []
     for index in range(12):
         values = {q: (index >> bit) & 1 for bit, q in enumerate(ids)}
-        assert survey.record_submission(uuid.uuid4(), values)
+        assert record_submission(survey, uuid.uuid4(), values)
         arrival.append(AnswerPattern.key_for(values))
     counts = dict(AnswerPattern.objects.values_list("key", "count"))
     system, order = (
@@ -405,13 +406,13 @@ def test_shards_of_a_pattern_add_up_and_the_seal_folds_them(owner, study, monkey
     concurrent ones seldom wait for one row's lock; the counts are their sum, and
     sealing leaves one row per pattern."""
     earlier = datetime(2026, 11, 23, 9, tzinfo=UTC)
-    monkeypatch.setattr("survey.models.current_hour", lambda: earlier)
+    freeze_hour(monkeypatch, earlier)
     q = questions(study)
     values = {q["faculty"]: 1, q["cheat"]: 1}
     draws = itertools.count()
-    monkeypatch.setattr("survey.models.secrets.randbelow", lambda n: next(draws) % n)
+    monkeypatch.setattr("responses.models.secrets.randbelow", lambda n: next(draws) % n)
     for _ in range(6):
-        assert study.record_submission(uuid.uuid4(), values)
+        assert record_submission(study, uuid.uuid4(), values)
     rows = AnswerPattern.objects.filter(survey=study)
     assert rows.count() > 1 and sum(rows.values_list("count", flat=True)) == 6
     assert joint_counts(study, [q["faculty"], q["cheat"]]) == {(1, 1): 6}
@@ -430,9 +431,9 @@ def test_patterns_still_answer_when_some_respondents_left_a_question_blank(
     for skipped in ("faculty", "cheat"):
         values = {q["faculty"]: 1, q["cheat"]: 1, q["plagiarise"]: 0}
         del values[q[skipped]]
-        assert study.record_submission(uuid.uuid4(), values)
-    expected = _from_answers(study, [q["faculty"], q["cheat"]], study.current_round)
-    monkeypatch.setattr("analysis.grouped._from_answers", None)  # would fail if called
+        assert record_submission(study, uuid.uuid4(), values)
+    expected = joint_from_rows(study, [q["faculty"], q["cheat"]])
+    monkeypatch.setattr("responses.counts.SurveyCounts._joint_from_answers", None)  # would fail
     assert joint_counts(study, [q["faculty"], q["cheat"]]) == expected
     assert sum(expected.values()) == 60
     assert sum(joint_counts(study, [q["cheat"]]).values()) == 61

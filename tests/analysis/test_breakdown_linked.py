@@ -21,7 +21,9 @@ import pytest
 
 from analysis.grouped import respondent_atoms
 from estimator.disclosure import suppress_cells
-from survey.models import Answer, AnswerPattern, Role, Submission, Survey, Tally
+from responses.counts import survey_counts
+from responses.models import Answer, AnswerPattern, Submission, Tally
+from survey.models import Role, Survey
 from tests.analysis.analysis_data import (
     api_for,
     crowd,
@@ -428,6 +430,6 @@ def test_the_atoms_are_every_respondents_answers_to_the_groupings(owner, viewer,
     people = record_people(
         survey, found, [dict(zip(groups, [*a, 1], strict=True)) for a in answers], seed=seed
     )
-    atoms = respondent_atoms(survey, found["cheat"], [found[g] for g in groups])
+    atoms = respondent_atoms(survey_counts(survey), found["cheat"], [found[g] for g in groups])
     expected = Counter((p["cheat"], tuple(p.get(g) for g in groups)) for p in people)
     assert atoms == expected

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.grouped import joint_counts
 from estimator.crosstab import crosstab
-from survey.models import Answer, Submission
+from responses.counts import joint_counts
+from responses.models import Answer, Submission
 from tests.analysis.analysis_data import (
     api_for,
     fill,
@@ -85,7 +85,7 @@ def test_a_choice_question_gives_a_table_without_phi(owner, study):
 def test_reports_no_design_can_produce_are_flagged(owner, study):
     q = questions(study)
     # Everyone reports yes to both: with the two fair coins at most 75 % can.
-    from survey.models import bulk_record
+    from responses.write import bulk_record
 
     bulk_record(study, [{q["cheat"]: 1, q["plagiarise"]: 1}] * 400, simulated=False)
     body = get(owner, study, a=q["cheat"], b=q["plagiarise"]).json()
@@ -94,7 +94,7 @@ def test_reports_no_design_can_produce_are_flagged(owner, study):
 
 def test_an_infinite_odds_ratio_is_null_and_defined(owner, study):
     q = questions(study)
-    from survey.models import bulk_record
+    from responses.write import bulk_record
 
     # Reports as independent fair coins would give them for a table with an empty cell.
     rng = np.random.default_rng(3)

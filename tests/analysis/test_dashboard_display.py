@@ -17,7 +17,9 @@ from analysis.charts import (
 )
 from analysis.display import Bin, choice_display, number_display, report_bins
 from estimator.designs import make_design
-from survey.models import Question, Survey, Tally, current_hour
+from responses.models import Tally
+from survey.models import Question, Survey, current_hour
+from tests.storage import hours_of
 
 LAPLACE = {"epsilon": 1.0, "lower": 0, "upper": 10}
 
@@ -136,7 +138,7 @@ def test_each_options_share_over_time_ends_at_its_estimate(owner):
             {(question.id, j): c for j, c in enumerate(counts)},
             round=1, simulated=h == 0, hour=hour - timedelta(hours=1 - h),
         )  # fmt: skip
-    series = option_estimates_over_time(question, 0.95, "wilson", 1)
+    series = option_estimates_over_time(question, hours_of(question), 0.95, "wilson")
     final = question.design.estimate([50, 80, 50])
     assert [len(s) for s in series] == [2, 2, 2]
     for j, points in enumerate(series):
@@ -151,4 +153,4 @@ def test_a_choice_question_without_answers_has_empty_series(owner):
     question = survey.questions.create(
         text="Colour?", kind="choice", design_name="direct", options=["a", "b"]
     )
-    assert option_estimates_over_time(question, 0.95, "wilson", 1) == [[], []]
+    assert option_estimates_over_time(question, hours_of(question), 0.95, "wilson") == [[], []]

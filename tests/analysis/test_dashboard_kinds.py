@@ -13,7 +13,9 @@ from analysis import views
 from analysis.charts import means_over_time
 from analysis.display import choice_display
 from estimator.intervals import NO_DATA_MESSAGE
-from survey.models import Survey, Tally, bulk_record, current_hour
+from responses.models import Tally
+from responses.write import bulk_record
+from survey.models import Survey, current_hour
 from tests.analysis.dashboard_survey import (
     COLOURS,
     FACULTY,
@@ -22,6 +24,7 @@ from tests.analysis.dashboard_survey import (
     answer,
     mixed_survey,
 )
+from tests.storage import hours_of
 
 pytestmark = pytest.mark.django_db
 
@@ -214,7 +217,7 @@ def test_a_number_questions_mean_over_time_adds_up_hour_by_hour(owner):
             survey, ({sleep.id: r} for r in reports), simulated=h == 0,
             hour=hour - timedelta(hours=1 - h),
         )  # fmt: skip
-    points = means_over_time(sleep, 0.9, 1)
+    points = means_over_time(sleep, hours_of(sleep), 0.9)
     assert [(p.n, p.n_simulated) for p in points] == [(5, 5), (8, 5)]
     everything = [r for batch in batches for r in batch]
     assert points[-1].estimate == pytest.approx(np.mean(everything))
@@ -223,8 +226,8 @@ def test_a_number_questions_mean_over_time_adds_up_hour_by_hour(owner):
     assert (
         means_over_time(
             empty(owner, ("number", "x", "direct", {"lower": 0, "upper": 1})).questions.get(),
+            [],
             0.9,
-            1,
         )
         == []
     )

@@ -8,7 +8,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from estimator.randomized_response import ForcedResponse
-from survey.models import Answer, Submission, Tally
+from responses.models import Answer, Submission, Tally
+from responses.write import record_submission, simulate_respondents
 
 QUESTION_KEYS = {
     "question",
@@ -45,14 +46,14 @@ def url(survey) -> str:
     return f"/api/surveys/{survey.id}/estimates/"
 
 
-def record(survey, values: list[dict[int, int]]) -> None:
+def record_all(survey, values: list[dict[int, int]]) -> None:
     for answers in values:
-        survey.record_submission(uuid.uuid4(), answers)
+        record_submission(survey, uuid.uuid4(), answers)
 
 
 def test_it_returns_the_spec_keys_and_the_estimate_from_counts(survey, owner, client_for):
     question = survey.questions.get()
-    record(survey, [{question.id: 1}] * 30 + [{question.id: 0}] * 70)
+    record_all(survey, [{question.id: 1}] * 30 + [{question.id: 0}] * 70)
     response = client_for(owner).get(url(survey))
     assert response.status_code == 200
     body = response.json()
@@ -77,7 +78,7 @@ def test_it_returns_the_spec_keys_and_the_estimate_from_counts(survey, owner, cl
 @pytest.mark.parametrize("method", ["wilson", "exact", "wald", "jeffreys"])
 def test_it_honours_level_and_method(survey, owner, client_for, method):
     question = survey.questions.get()
-    record(survey, [{question.id: 1}] * 12 + [{question.id: 0}] * 28)
+    record_all(survey, [{question.id: 1}] * 12 + [{question.id: 0}] * 28)
     response = client_for(owner).get(url(survey), {"level": "0.9", "method": method})
     [row] = response.json()["questions"]
     low, high = ForcedResponse().estimate(12, 40).ci(0.9, method)
@@ -133,7 +134,7 @@ def test_unknown_survey_is_a_404(owner, client_for):
 
 
 def test_simulated_answers_of_the_current_round_are_estimated(survey, owner, client_for):
-    survey.simulate(2000, 0.3, np.random.default_rng(11))
+    simulate_respondents(survey, 2000, 0.3, np.random.default_rng(11))
     [row] = client_for(owner).get(url(survey)).json()["questions"]
     assert row["n"] == row["n_simulated"] == 2000
     assert row["ci_low"] <= 0.3 <= row["ci_high"]
@@ -144,7 +145,7 @@ def test_estimates_use_one_query_for_the_counts(
 ):
     survey = make_survey(n_questions=5)
     questions = list(survey.questions.all())
-    record(survey, [{q.id: i % 2 for q in questions} for i in range(20)])
+    record_all(survey, [{q.id: i % 2 for q in questions} for i in range(20)])
     client = client_for(owner)
     # The survey, its questions, the tallies: not one query per answer or question.
     with django_assert_max_num_queries(4):

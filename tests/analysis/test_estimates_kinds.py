@@ -15,8 +15,10 @@ from django.core.management import call_command
 
 from analysis.results import survey_results
 from estimator.estimates import NumberStats
-from survey.models import Answer, Submission, Survey, Tally, bulk_record, current_hour
-from survey.sealing import seal_hour
+from responses.models import Answer, Submission, Tally
+from responses.sealing import seal_hour
+from responses.write import bulk_record, record_submission, simulate_respondents
+from survey.models import Survey, current_hour
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -146,9 +148,10 @@ def test_every_write_path_keeps_counts_sums_and_squares(mixed, client):
     for values in reports[:20]:  # the respondents' fast path (one statement on PostgreSQL)
         assert submit(client, mixed, values).status_code == 201
     for values in reports[20:30]:  # the full path
-        assert mixed.record_submission(uuid.uuid4(), values)
+        assert record_submission(mixed, uuid.uuid4(), values)
     bulk_record(mixed, reports[30:], simulated=False)  # import
-    mixed.simulate(  # simulation
+    simulate_respondents(
+        mixed,  # simulation
         25,
         {
             q.id: t
@@ -170,7 +173,7 @@ def test_a_number_report_is_tallied_in_a_bin_with_its_exact_sums(mixed):
     design = number.design
     far = design.upper + design.max_distance  # the farthest report the design can make
     for value in (far, -design.max_distance, 7, 7):
-        assert mixed.record_submission(uuid.uuid4(), others | {number.id: value})
+        assert record_submission(mixed, uuid.uuid4(), others | {number.id: value})
     rows = Tally.objects.filter(question=number)
     assert rows.sums()[number.id] == (
         4,
@@ -280,8 +283,8 @@ def test_bad_reports_of_every_kind_are_400_naming_the_field_and_store_nothing(mi
 def test_simulate_every_kind_from_its_true_distribution(mixed):
     questions = list(mixed.questions.all())
     truths = [0.3, [0.6, 0.3, 0.1], {"mean": 4, "sd": 2}, [0.25, 0.75], {"uniform": True}, 0.9]
-    assert mixed.simulate(4000, dict(zip([q.id for q in questions], truths, strict=True)),
-                          np.random.default_rng(7)) == 4000  # fmt: skip
+    truth = dict(zip([q.id for q in questions], truths, strict=True))
+    assert simulate_respondents(mixed, 4000, truth, np.random.default_rng(7)) == 4000
     assert set(Submission.objects.values_list("simulated", flat=True)) == {True}
     entries = {e["question"]: e for e in survey_results(mixed).as_dict()["questions"]}
     binary, choice, number, direct_choice, direct_number, direct_binary = (
@@ -298,7 +301,7 @@ def test_simulate_every_kind_from_its_true_distribution(mixed):
 
 
 def test_simulate_keeps_the_classic_true_rate_call(survey):
-    assert survey.simulate(500, 0.3, np.random.default_rng(3)) == 500
+    assert simulate_respondents(survey, 500, 0.3, np.random.default_rng(3)) == 500
     [row] = survey_results(survey).as_dict()["questions"]
     assert row["n"] == row["n_simulated"] == 500
 
@@ -314,7 +317,7 @@ def test_a_truth_that_does_not_fit_the_question_is_refused_and_stores_nothing(ow
         text="How often?", kind="choice", options=CHOICES, design_name="k_rr", design_params={}
     )
     with pytest.raises(ValueError):
-        survey.simulate(10, truth, np.random.default_rng(1))
+        simulate_respondents(survey, 10, truth, np.random.default_rng(1))
     assert (Submission.objects.count(), Tally.objects.count()) == (0, 0)
 
 

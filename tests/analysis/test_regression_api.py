@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from estimator.regression import design_matrix, fit
-from survey.models import Answer
+from responses.models import Answer
 from tests.analysis.analysis_data import (
     FACULTIES,
     api_for,

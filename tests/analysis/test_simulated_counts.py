@@ -15,7 +15,8 @@ from django.db.models import Sum
 
 from analysis.results import survey_results
 from estimator.randomized_response import ForcedResponse
-from survey.models import Tally
+from responses.models import Tally
+from responses.write import record_submission, simulate_respondents
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ def record_real(survey, n: int = REAL) -> None:
     """``n`` real respondents, a third of whom report yes to every question."""
     questions = list(survey.questions.all())
     for i in range(n):
-        survey.record_submission(uuid.uuid4(), {q.id: int(i % 3 == 0) for q in questions})
+        record_submission(survey, uuid.uuid4(), {q.id: int(i % 3 == 0) for q in questions})
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def mixed(make_survey):
     """Two questions, answered by REAL real and SIMULATED simulated respondents."""
     survey = make_survey(n_questions=2)
     record_real(survey)
-    survey.simulate(SIMULATED, 0.6, np.random.default_rng(5))
+    simulate_respondents(survey, SIMULATED, 0.6, np.random.default_rng(5))
     return survey
 
 
@@ -101,7 +102,7 @@ def test_the_simulated_count_costs_no_query_per_question(
 ):
     survey = make_survey(n_questions=5)
     record_real(survey)
-    survey.simulate(SIMULATED, 0.5, np.random.default_rng(1))
+    simulate_respondents(survey, SIMULATED, 0.5, np.random.default_rng(1))
     # The survey, its questions, the tallies (grouped by question, simulated and value).
     with django_assert_max_num_queries(4):
         body = estimates(api, survey)
@@ -127,7 +128,7 @@ def test_the_chart_over_time_says_how_many_of_its_n_are_simulated(logged_in, mix
 
 def test_a_chart_of_simulated_answers_only_says_all(logged_in, make_survey):
     survey = make_survey()
-    survey.simulate(SIMULATED, 0.6, np.random.default_rng(5))
+    simulate_respondents(survey, SIMULATED, 0.6, np.random.default_rng(5))
     assert f"(n = {SIMULATED}, all simulated)</text>" in dashboard(logged_in, survey)
 
 

@@ -5,7 +5,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from survey.models import Submission, Survey
+from responses.models import Submission
+from survey.models import Survey
 from tests.browser.conftest import PHONE
 
 pytestmark = pytest.mark.django_db(transaction=True)

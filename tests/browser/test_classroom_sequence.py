@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from classroom.models import Session
-from survey.models import Submission
+from responses.models import Submission
 from tests.browser.conftest import PHONE
 
 pytestmark = pytest.mark.django_db(transaction=True)

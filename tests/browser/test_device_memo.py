@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from survey.models import Submission
+from responses.models import Submission
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

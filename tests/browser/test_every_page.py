@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from classroom.models import Lesson
-from survey.models import Survey, Tally, current_hour
+from responses.models import Tally
+from survey.models import Survey, current_hour
 from tests.browser.conftest import LAPTOP, PHONE
 
 pytestmark = pytest.mark.django_db(transaction=True)

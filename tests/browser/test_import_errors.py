@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from survey.models import Submission
+from responses.models import Submission
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

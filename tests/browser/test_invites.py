@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from survey.models import CredentialKey, Invite, SpentCredential, Submission
+from responses.models import SpentCredential, Submission
+from survey.models import CredentialKey, Invite
 from tests.browser.conftest import PHONE
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from django.db import transaction
 from scipy import stats
 
 from estimator.randomized_response import design_from_params
-from survey.models import Answer, Receipt, Submission
+from responses.models import Answer, Receipt, Submission
 from tests.browser.conftest import LAPTOP, PHONE
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,7 +7,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from survey.models import Invite, Submission
+from responses.models import Submission
+from survey.models import Invite
 from tests.browser.conftest import PHONE
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from bench.respondent import PAGE, check, draw, label_of
-from survey.models import Answer, Submission
+from responses.models import Answer, Submission
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_respondent_accessibility import axe_page, serious_violations
 

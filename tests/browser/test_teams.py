@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from responses.write import simulate_respondents
 from survey.models import Survey
 from tests.browser.conftest import PHONE
 
@@ -31,7 +32,7 @@ def test_share_delete_and_restore_on_a_phone(
 ):
     django_user_model.objects.create_user("colleague", password="colleague-password-1")
     survey = make_survey(n_questions=2)
-    survey.simulate(4, 0.5)
+    simulate_respondents(survey, 4, 0.5)
     context = browser.new_context(viewport=PHONE)
     page = context.new_page()
     errors = []

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from survey.models import Answer
+from responses.models import Answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

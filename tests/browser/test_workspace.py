@@ -138,7 +138,8 @@ def test_the_dashboard_draws_a_day_of_answers(live_server, page, make_survey, sc
 
     import numpy as np
 
-    from survey.models import Tally, current_hour
+    from responses.models import Tally
+    from survey.models import current_hour
 
     survey = make_survey(n_questions=3)
     Survey.objects.filter(pk=survey.pk).update(title="Student life 2026")

@@ -10,7 +10,8 @@ import pytest
 from django.urls import reverse
 
 from classroom.models import Session
-from survey.models import Answer, Submission, Survey, Tally
+from responses.models import Answer, Submission, Tally
+from survey.models import Survey
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,9 @@ import pytest
 from django.urls import reverse
 
 from classroom.views import DEFAULT_QUESTION, MAX_SIMULATED
-from survey.models import JOIN_CODE_ALPHABET, Answer, Submission, Survey, Tally, new_join_code
+from responses.models import Answer, Submission, Tally
+from responses.write import simulate_respondents
+from survey.models import JOIN_CODE_ALPHABET, Survey, new_join_code
 
 pytestmark = pytest.mark.django_db
 
@@ -280,7 +282,7 @@ def test_an_unchanged_poll_costs_one_tally_query(
 
 
 def test_the_poll_is_a_small_fragment(client, instructor, classroom):
-    classroom.simulate(500, 0.3, np.random.default_rng(1))
+    simulate_respondents(classroom, 500, 0.3, np.random.default_rng(1))
     instructor.post(reverse("classroom:control", args=[classroom.id, "reveal"]))
     response = poll(instructor, classroom)
     assert len(response.content) < 4096
@@ -307,16 +309,16 @@ def test_simulated_students_converge_on_the_true_rate(instructor, classroom):
 def test_the_interval_bar_shrinks_as_n_grows(instructor, classroom):
     rng = np.random.default_rng(7)
     instructor.post(reverse("classroom:control", args=[classroom.id, "reveal"]))
-    classroom.simulate(50, 0.3, rng)
+    simulate_respondents(classroom, 50, 0.3, rng)
     small = bar_width(poll(instructor, classroom).content.decode())
-    classroom.simulate(5000, 0.3, rng)
+    simulate_respondents(classroom, 5000, 0.3, rng)
     page = poll(instructor, classroom).content.decode()
     assert bar_width(page) < small / 5
     assert "5050" in page and "5050 simulated" in page
 
 
 def test_the_true_rate_is_marked_on_the_bar(instructor, classroom):
-    classroom.simulate(100, 0.3, np.random.default_rng(3))
+    simulate_respondents(classroom, 100, 0.3, np.random.default_rng(3))
     instructor.post(reverse("classroom:control", args=[classroom.id, "reveal"]))
     page = instructor.get(reverse("classroom:presenter", args=[classroom.id]) + "?true_rate=30")
     assert "simulated true rate 30 %" in page.content.decode()

@@ -8,17 +8,18 @@ import io
 import uuid
 from collections import Counter
 
-from analysis.grouped import joint_counts
 from analysis.results import survey_results
-from survey import exports
+from responses.counts import joint_counts
+from responses.exports import responses_csv
+from responses.write import record_submission
 from tests.storage import stored_reports
 
 
 def test_a_skip_is_stored_as_a_skip_and_counted_apart(make_survey):
     survey = make_survey(n_questions=2)
     first, second = survey.questions.all()
-    survey.record_submission(uuid.uuid4(), {first.id: 1, second.id: None})
-    survey.record_submission(uuid.uuid4(), {first.id: 0, second.id: 1})
+    record_submission(survey, uuid.uuid4(), {first.id: 1, second.id: None})
+    record_submission(survey, uuid.uuid4(), {first.id: 0, second.id: 1})
 
     assert stored_reports(survey) == [
         {first.id: 0, second.id: 1},
@@ -28,5 +29,5 @@ def test_a_skip_is_stored_as_a_skip_and_counted_apart(make_survey):
     assert (entries[0]["n"], entries[0]["skipped"], entries[0]["yes_count"]) == (2, 0, 1)
     assert (entries[1]["n"], entries[1]["skipped"], entries[1]["yes_count"]) == (1, 1, 1)
     assert joint_counts(survey, [first.id, second.id]) == Counter({(0, 1): 1})
-    rows = list(csv.reader(io.StringIO(exports.responses_csv(survey))))
+    rows = list(csv.reader(io.StringIO(responses_csv(survey))))
     assert sorted(rows[1:]) == [["1", "0", "1"], ["1", "1", ""]]

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from rest_framework.test import APIClient
 
-from survey.models import Invite, Question, Submission, Survey
+from responses.models import Submission
+from responses.write import record_submission, simulate_respondents
+from survey.models import Invite, Question, Survey
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -37,8 +39,11 @@ def create(api, *designs, **fields):
 
 def answer(survey: Survey, *values: int, simulated: bool = False) -> None:
     questions = list(survey.questions.all())
-    survey.record_submission(
-        uuid.uuid4(), dict(zip([q.id for q in questions], values, strict=True)), simulated=simulated
+    record_submission(
+        survey,
+        uuid.uuid4(),
+        dict(zip([q.id for q in questions], values, strict=True)),
+        simulated=simulated,
     )
 
 
@@ -270,7 +275,7 @@ def test_export_has_one_row_per_real_submission_and_a_column_per_question(api, m
     survey = make_survey(n_questions=2)
     answer(survey, 1, 0)
     answer(survey, 0, 0)
-    survey.simulate(50, 0.3, np.random.default_rng(1))
+    simulate_respondents(survey, 50, 0.3, np.random.default_rng(1))
     response = api.get(f"/api/surveys/{survey.id}/export.csv", HTTP_ACCEPT="text/csv")
     assert response.status_code == 200
     assert_matches_schema(response, "/api/surveys/{id}/export.csv/", "get")
@@ -299,7 +304,7 @@ def test_the_codebook_has_every_design_parameter(api):
 
 
 def test_estimates_csv_has_the_estimates_endpoints_numbers(api, survey):
-    survey.simulate(400, 0.3, np.random.default_rng(2))
+    simulate_respondents(survey, 400, 0.3, np.random.default_rng(2))
     response = api.get(f"/api/surveys/{survey.id}/estimates.csv?level=0.9&method=exact")
     assert response.status_code == 200
     header, row = response.content.decode().splitlines()

@@ -10,6 +10,7 @@ import uuid
 import numpy as np
 import pytest
 
+from responses.write import record_submission, simulate_respondents
 from survey.models import Invite, Survey
 
 pytestmark = pytest.mark.django_db
@@ -236,7 +237,7 @@ def test_editing_a_question_changes_its_text_and_design(logged_in, draft):
 def test_designs_are_frozen_once_answers_arrive(logged_in, make_survey):
     survey = make_survey(n_questions=1)
     question = survey.questions.get()
-    survey.record_submission(uuid.uuid4(), {question.id: 1})
+    record_submission(survey, uuid.uuid4(), {question.id: 1})
     data = question_data(f"q{question.id}", preset="custom", design_name="mirrored", p="0.9")
     edit = logged_in.post(f"/surveys/{survey.id}/questions/{question.id}/", data)
     assert edit.status_code == 409
@@ -253,7 +254,7 @@ def test_after_answers_designs_are_shown_in_words_and_the_wording_can_change(
 ):
     survey = make_survey(n_questions=1)
     question = survey.questions.get()
-    survey.record_submission(uuid.uuid4(), {question.id: 1})
+    record_submission(survey, uuid.uuid4(), {question.id: 1})
     page = logged_in.get(f"/surveys/{survey.id}/edit/").content.decode()
     assert "Forced response (two coins): P(answer truthfully) = 0.5; P(forced “yes”) = 0.5" in page
     assert "{&quot;p_truth&quot;" not in page and '{"p_truth"' not in page
@@ -288,7 +289,7 @@ def test_duplicating_copies_questions_and_designs_but_no_answers(logged_in, make
     survey.questions.create(
         position=1, text="Faculty", kind="choice", options=["A", "B"], design_name="direct"
     )
-    survey.record_submission(uuid.uuid4(), {q.id: 1 for q in survey.questions.all()})
+    record_submission(survey, uuid.uuid4(), {q.id: 1 for q in survey.questions.all()})
     response = logged_in.post(f"/surveys/{survey.id}/duplicate/")
     copy = Survey.objects.exclude(pk=survey.pk).get()
     assert response["Location"] == f"/surveys/{copy.id}/edit/"
@@ -462,7 +463,7 @@ def test_a_bad_invite_count_is_refused(logged_in, survey, n):
 
 def test_the_dashboard_shows_estimates_forest_plot_and_time_chart(logged_in, make_survey):
     survey = make_survey(n_questions=2)
-    survey.simulate(500, 0.3, np.random.default_rng(3))
+    simulate_respondents(survey, 500, 0.3, np.random.default_rng(3))
     page = logged_in.get(f"/surveys/{survey.id}/results/?level=0.9&method=exact").content.decode()
     assert '<title id="forest-title">Estimated prevalence per question with 90 % intervals' in page
     assert "Estimate over time for “Question 1?”" in page
@@ -535,14 +536,18 @@ def test_the_time_chart_is_cumulative_and_thinned_for_long_surveys(survey):
     from datetime import timedelta
 
     from analysis.charts import estimates_over_time, thin
-    from survey.models import Tally, current_hour
+    from responses.counts import survey_counts
+    from responses.models import Tally
+    from survey.models import current_hour
 
     question = survey.questions.get()
     start = current_hour() - timedelta(hours=499)
     for hour in range(500):
         counts = {(question.id, 1): 1, (question.id, 0): 1}
         Tally.add_counts(counts, round=1, simulated=True, hour=start + timedelta(hours=hour))
-    points = estimates_over_time(question, 0.95, "wilson", round=1)
+    points = estimates_over_time(
+        question, survey_counts(question.survey, 1).hours(question.id), 0.95, "wilson"
+    )
     assert [p.n for p in points[:3]] == [2, 4, 6]
     assert points[-1].n == 1000
     assert points[-1].estimate == pytest.approx(0.5)

@@ -19,9 +19,11 @@ from django.db import connection, connections, transaction
 from django.test import Client
 from rest_framework.test import APIClient
 
-from survey import api_public
-from survey.answer_sheet import AnswerSheet
-from survey.models import DesignChanged, DesignFrozen, Invite, Submission, Survey, Tally
+from responses import submit as submit_module
+from responses.answer_sheet import AnswerSheet
+from responses.models import Submission, Tally
+from responses.write import record_submission
+from survey.models import DesignChanged, DesignFrozen, Invite, Survey
 
 pytestmark = pytest.mark.django_db
 CHANGED = "were changed after these answers were randomized"
@@ -133,8 +135,8 @@ def test_an_edit_between_validation_and_storing_stores_nothing(survey, monkeypat
     values = {q.id: 1 for q in survey.questions.all()}
     assert not Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
     with pytest.raises(DesignChanged):
-        survey.record_submission(uuid.uuid4(), values, design_version=1)
-    monkeypatch.setattr(api_public.AnswerSheet, "for_slug", lambda slug: stale)
+        record_submission(survey, uuid.uuid4(), values, design_version=1)
+    monkeypatch.setattr(submit_module.AnswerSheet, "for_slug", lambda slug: stale)
     response = submit(survey, body_for(survey))
     assert response.status_code == 409
     assert CHANGED in response.json()["design_version"][0]

@@ -9,7 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from survey.models import Submission, Survey
+from responses.models import Submission
+from responses.write import simulate_respondents
+from survey.models import Survey
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +113,7 @@ def test_simulated_answers_do_not_count_towards_the_quota(survey):
 
     survey.response_quota = 5
     survey.save()
-    survey.simulate(20, 0.3, np.random.default_rng(1))
+    simulate_respondents(survey, 20, 0.3, np.random.default_rng(1))
     assert survey.is_accepting
 
 

@@ -14,8 +14,13 @@ from django.core.management import CommandError, call_command
 
 from analysis.exports import estimates_csv
 from analysis.results import survey_results
-from survey import exports, spreadsheets
-from survey.models import Submission, Survey, Tally, bulk_record, new_slug
+from responses.exports import response_rows, responses_csv
+from responses.imports import MAX_REPORTED_ERRORS, ImportRejected, import_responses
+from responses.models import Submission, Tally
+from responses.write import bulk_record, record_submission, simulate_respondents
+from survey import spreadsheets
+from survey.codebook import codebook
+from survey.models import Survey, new_slug
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +31,7 @@ def csv_file(text: str) -> io.BytesIO:
 
 def answer(survey: Survey, *values: int) -> None:
     ids = list(survey.questions.values_list("id", flat=True))
-    survey.record_submission(uuid.uuid4(), dict(zip(ids, values, strict=True)))
+    record_submission(survey, uuid.uuid4(), dict(zip(ids, values, strict=True)))
 
 
 def test_rows_follow_question_order_not_creation_order(make_survey):
@@ -36,42 +41,42 @@ def test_rows_follow_question_order_not_creation_order(make_survey):
     second.save()
     first.save()
     answer(survey, 1, 0)  # ids in position order: second → 1, first → 0
-    assert list(exports.response_rows(survey)) == [["round", "q1", "q2"], [1, 1, 0]]
+    assert list(response_rows(survey)) == [["round", "q1", "q2"], [1, 1, 0]]
 
 
 def test_the_export_never_contains_simulated_answers(make_survey):
     survey = make_survey(n_questions=1)
-    survey.simulate(100, 0.5, np.random.default_rng(4))
+    simulate_respondents(survey, 100, 0.5, np.random.default_rng(4))
     answer(survey, 1)
-    assert exports.responses_csv(survey) == "round,q1\n1,1\n"
+    assert responses_csv(survey) == "round,q1\n1,1\n"
 
 
 def test_the_codebook_says_no_privacy_for_an_infinite_epsilon(make_survey):
     survey = make_survey(n_questions=1)
     survey.questions.update(design_name="mirrored", design_params={"p": 1.0})
-    book = exports.codebook(survey)
+    book = codebook(survey)
     assert (book["epsilon_total"], book["no_privacy"]) == (None, True)
     assert book["questions"][0]["epsilon"] is None
 
 
 def test_a_bom_and_blank_lines_are_tolerated(make_survey):
     survey = make_survey(n_questions=1)
-    assert exports.import_responses(survey, csv_file("\ufeffq1\n1\n\n0\n")) == 2
+    assert import_responses(survey, csv_file("\ufeffq1\n1\n\n0\n")) == 2
 
 
 def test_errors_stop_after_a_limit(make_survey):
     survey = make_survey(n_questions=1)
     text = "q1\n" + "7\n" * 500
-    with pytest.raises(exports.ImportRejected) as rejected:
-        exports.import_responses(survey, csv_file(text))
-    assert len(rejected.value.errors) == exports.MAX_REPORTED_ERRORS
+    with pytest.raises(ImportRejected) as rejected:
+        import_responses(survey, csv_file(text))
+    assert len(rejected.value.errors) == MAX_REPORTED_ERRORS
     assert not Submission.objects.exists()
 
 
 def test_a_survey_without_questions_accepts_no_import(make_survey):
     survey = make_survey(n_questions=0)
-    with pytest.raises(exports.ImportRejected, match="no questions"):
-        exports.import_responses(survey, csv_file("round\n1\n"))
+    with pytest.raises(ImportRejected, match="no questions"):
+        import_responses(survey, csv_file("round\n1\n"))
 
 
 def test_estimates_csv_leaves_missing_values_empty(make_survey):
@@ -85,8 +90,8 @@ def test_estimates_csv_leaves_missing_values_empty(make_survey):
 def test_estimates_csv_says_how_many_answers_are_simulated(make_survey):
     """The responses file leaves them out, so the estimates file must say they are in n."""
     survey = make_survey(n_questions=1)
-    survey.simulate(40, 0.3, np.random.default_rng(1))
-    survey.record_submission(uuid.uuid4(), {survey.questions.get().id: 1})
+    simulate_respondents(survey, 40, 0.3, np.random.default_rng(1))
+    record_submission(survey, uuid.uuid4(), {survey.questions.get().id: 1})
     rows = list(csv.DictReader(io.StringIO(estimates_csv(survey_results(survey)))))
     assert (rows[0]["n"], rows[0]["n_simulated"]) == ("41", "40")
 
@@ -177,7 +182,7 @@ def test_a_question_text_that_starts_a_formula_gets_an_apostrophe(make_survey, t
     survey.questions.update(text=text)
     (row,) = estimates_rows(survey)
     assert row["text"] == "'" + text
-    assert exports.codebook(survey)["questions"][0]["text"] == text  # the exact text
+    assert codebook(survey)["questions"][0]["text"] == text  # the exact text
 
 
 def test_a_carriage_return_inside_a_text_is_quoted_not_a_line_break(make_survey):
@@ -201,7 +206,7 @@ def test_a_negative_estimate_stays_a_number_for_r_and_pandas(make_survey):
     survey.questions.update(text="=1+1")
     question = survey.questions.get().id
     for _ in range(8):
-        survey.record_submission(uuid.uuid4(), {question: 0})
+        record_submission(survey, uuid.uuid4(), {question: 0})
     text = estimates_csv(survey_results(survey))
     (row,) = csv.DictReader(io.StringIO(text))
     assert row["estimate_unbiased"] == "-0.5"  # (0 - 1/4) / (1/2)
@@ -213,7 +218,7 @@ def test_a_negative_estimate_stays_a_number_for_r_and_pandas(make_survey):
 
 
 def test_the_codebook_explains_the_apostrophe(survey):
-    note = exports.codebook(survey)["csv_text_cells"]
+    note = codebook(survey)["csv_text_cells"]
     assert "apostrophe" in note and "=, +, -, @" in note
 
 
@@ -221,7 +226,7 @@ def test_the_responses_csv_holds_only_numbers(make_survey):
     survey = make_survey(n_questions=2)
     survey.questions.update(text="=HYPERLINK(1)")
     answer(survey, 1, 0)
-    header, *rows = csv.reader(io.StringIO(exports.responses_csv(survey)))
+    header, *rows = csv.reader(io.StringIO(responses_csv(survey)))
     assert header == ["round", "q1", "q2"]
     assert all(cell.isdigit() for row in rows for cell in row)
 
@@ -262,7 +267,7 @@ def test_floats_are_written_to_12_significant_digits(value, cell):
 
 def test_the_estimates_csv_keeps_the_numbers_to_12_digits(make_survey):
     survey = make_survey(n_questions=1)
-    survey.simulate(997, 0.3, np.random.default_rng(7))
+    simulate_respondents(survey, 997, 0.3, np.random.default_rng(7))
     answer(survey, 1)
     exact = survey_results(survey).as_dict()["questions"][0]
     (row,) = estimates_rows(survey)
@@ -308,16 +313,16 @@ def mixed(owner) -> Survey:
 def test_the_export_has_an_index_per_choice_an_integer_per_number_and_blanks(mixed):
     answer(mixed, 1, 2, 3, -7, 0)
     ids = list(mixed.questions.values_list("id", flat=True))
-    mixed.record_submission(uuid.uuid4(), {ids[0]: 0, ids[4]: 2})  # a no-JS respondent
+    record_submission(mixed, uuid.uuid4(), {ids[0]: 0, ids[4]: 2})  # a no-JS respondent
     bulk = {ids[0]: 1, ids[1]: 0, ids[2]: 0, ids[3]: 12, ids[4]: 1}
     bulk_record(mixed, [bulk] * 5, simulated=True)
-    lines = exports.responses_csv(mixed).splitlines()
+    lines = responses_csv(mixed).splitlines()
     assert lines[0] == "round,q1,q2,q3,q4,q5"
     assert sorted(lines[1:]) == ["1,0,,,,2", "1,1,2,3,-7,0"]
 
 
 def test_the_codebook_gives_every_question_what_re_analysis_needs(mixed):
-    book = exports.codebook(mixed)
+    book = codebook(mixed)
     crosswise, die, krr, laplace, direct = book["questions"]
     assert (book["asked_directly"], book["no_privacy"]) == (1, False)
     designs = [q.design for q in mixed.questions.all()]
@@ -360,8 +365,8 @@ def test_re_analysis_from_the_export_and_codebook_matches_the_app(mixed):
     reports = questions[1].design.simulate(truths, rng)
     for value in reports:
         answer(mixed, 1, int(value), 0, 5, 0)
-    book = exports.codebook(mixed)["questions"][1]
-    column = [int(row["q2"]) for row in csv.DictReader(io.StringIO(exports.responses_csv(mixed)))]
+    book = codebook(mixed)["questions"][1]
+    column = [int(row["q2"]) for row in csv.DictReader(io.StringIO(responses_csv(mixed)))]
     shares = np.bincount(column, minlength=3) / len(column)
     by_hand = (shares - np.array(book["forced"])) / book["t"]
     se = np.sqrt(np.diag(np.diag(shares) - np.outer(shares, shares)) / len(column)) / book["t"]
@@ -376,7 +381,7 @@ def test_a_number_questions_mean_from_the_export_matches_the_app(mixed):
     reports = number.design.simulate(rng.integers(0, 31, size=300), rng)
     for value in reports:
         answer(mixed, 1, 0, 0, int(value), 0)
-    column = [int(row["q4"]) for row in csv.DictReader(io.StringIO(exports.responses_csv(mixed)))]
+    column = [int(row["q4"]) for row in csv.DictReader(io.StringIO(responses_csv(mixed)))]
     stats = (len(column), sum(column), sum(v * v for v in column))
     app = number.design.estimate(stats)
     assert np.mean(column) == pytest.approx(app.estimate_unbiased)
@@ -401,8 +406,8 @@ def test_a_number_questions_mean_from_the_export_matches_the_app(mixed):
 )
 def test_every_value_is_checked_against_its_design_and_nothing_is_stored(mixed, row, message):
     text = f"q1,q2,q3,q4,q5\n1,0,0,0,0\n{row}\n"
-    with pytest.raises(exports.ImportRejected) as rejected:
-        exports.import_responses(mixed, csv_file(text))
+    with pytest.raises(ImportRejected) as rejected:
+        import_responses(mixed, csv_file(text))
     errors = rejected.value.errors
     assert [error.line for error in errors] == [3]
     assert message in errors[0].message
@@ -413,9 +418,9 @@ def test_every_value_is_checked_against_its_design_and_nothing_is_stored(mixed, 
 def test_a_number_report_out_of_reach_says_which_bound_applies(mixed):
     design = mixed.questions.get(kind="number").design
     edge = design.upper + design.max_distance
-    assert exports.import_responses(mixed, csv_file(f"q1,q2,q3,q4,q5\n1,0,0,{edge},0\n")) == 1
-    with pytest.raises(exports.ImportRejected) as rejected:
-        exports.import_responses(mixed, csv_file(f"q1,q2,q3,q4,q5\n1,0,0,{edge + 1},0\n"))
+    assert import_responses(mixed, csv_file(f"q1,q2,q3,q4,q5\n1,0,0,{edge},0\n")) == 1
+    with pytest.raises(ImportRejected) as rejected:
+        import_responses(mixed, csv_file(f"q1,q2,q3,q4,q5\n1,0,0,{edge + 1},0\n"))
     message = rejected.value.errors[0].message
     assert f"from {design.lower - design.max_distance} to {edge}" in message
     assert "probability at least 1e-12" in message
@@ -423,8 +428,8 @@ def test_a_number_report_out_of_reach_says_which_bound_applies(mixed):
 
 
 def test_blank_cells_import_as_unanswered(mixed):
-    assert exports.import_responses(mixed, csv_file("q1,q2,q3,q4,q5\n1,,,,2\n0,1,2,-3,0\n")) == 2
-    assert exports.responses_csv(mixed).count("\n") == 3
+    assert import_responses(mixed, csv_file("q1,q2,q3,q4,q5\n1,,,,2\n0,1,2,-3,0\n")) == 2
+    assert responses_csv(mixed).count("\n") == 3
 
 
 def test_the_command_names_row_and_column_for_every_kind(mixed, tmp_path):
@@ -442,7 +447,7 @@ def test_the_codebook_lists_wording_changes_made_after_answers(make_survey):
     original = question.text
     answer(survey, 1)
     question.reword("Have you ever copied answers in an exam?")
-    (entry,) = exports.codebook(survey)["questions"]
+    (entry,) = codebook(survey)["questions"]
     (change,) = entry["wording_history"]
     assert change["old_text"] == original
     assert change["new_text"] == "Have you ever copied answers in an exam?"

@@ -16,7 +16,8 @@ from django.db import OperationalError, connection, connections
 from django.test import Client
 from django.urls import reverse
 
-from survey.models import Answer, Submission, Survey, Tally
+from responses.models import Answer, Submission, Tally
+from survey.models import Survey
 
 N_THREADS = 4
 

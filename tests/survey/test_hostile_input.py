@@ -16,9 +16,10 @@ from django.urls import reverse
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from survey.api_public import MAX_ANSWERS
+from responses.models import Answer, Submission, Tally
+from responses.submit import MAX_ANSWERS
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_QUESTIONS
-from survey.models import Answer, Invite, Question, Submission, Survey, Tally
+from survey.models import Invite, Question, Survey
 
 pytestmark = pytest.mark.django_db
 
@@ -489,12 +490,10 @@ def test_an_unsupported_body_type_under_api_is_a_json_415(api, survey, path, con
 def test_a_server_error_under_api_is_a_json_500(owner, survey, monkeypatch):
     from rest_framework.test import APIClient
 
-    from survey import exports
-
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(exports, "responses_csv", broken)
+    monkeypatch.setattr("survey.api.responses_csv", broken)
     client = APIClient(raise_request_exception=False)
     client.force_authenticate(owner)
     response = client.get(f"/api/surveys/{survey.id}/export.csv", HTTP_ACCEPT="text/csv")

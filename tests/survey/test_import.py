@@ -15,8 +15,17 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from analysis.results import survey_results
-from survey import exports
-from survey.models import Answer, Submission, Survey, Tally
+from responses.imports import (
+    ImportRejected,
+    ImportTooLarge,
+    check_responses,
+    import_responses,
+    spool,
+)
+from responses.models import Answer, Submission, Tally
+from responses.write import record_submission
+from survey.codebook import question_columns
+from survey.models import Survey
 
 pytestmark = pytest.mark.django_db
 
@@ -136,8 +145,8 @@ def test_a_file_over_the_byte_limit_is_413_and_stores_nothing(api, survey, setti
 
 def test_a_body_longer_than_it_declared_is_cut_off_at_the_limit():
     """Streaming a body of unknown length: the copy stops at the limit."""
-    with pytest.raises(exports.ImportTooLarge, match="1000 bytes"):
-        exports.spool(io.BytesIO(b"q1\n" + b"1\n" * 1000), limit=1000)
+    with pytest.raises(ImportTooLarge, match="1000 bytes"):
+        spool(io.BytesIO(b"q1\n" + b"1\n" * 1000), limit=1000)
 
 
 def test_a_file_with_too_many_rows_is_413_and_stores_nothing(api, survey, settings):
@@ -227,43 +236,43 @@ class ReadRecorder(io.BytesIO):
 def test_a_file_is_read_in_small_pieces_never_whole(survey):
     binary = ReadRecorder(rows(150_000))
     assert len(binary.getvalue()) > 4 * 64 * 1024
-    columns = dict(exports.question_columns(survey))
-    assert exports.check_responses(binary, columns, max_rows=None) == 150_000
+    columns = dict(question_columns(survey))
+    assert check_responses(binary, columns, max_rows=None) == 150_000
     assert binary.largest <= 64 * 1024
 
 
 def test_a_request_body_is_copied_in_small_pieces(settings):
     settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10_000
     source = ReadRecorder(rows(150_000))
-    with exports.spool(source, limit=10**7) as copy:
+    with spool(source, limit=10**7) as copy:
         assert copy.read() == source.getvalue()
     assert source.largest <= 64 * 1024
 
 
 def test_the_whole_file_is_checked_before_the_first_batch_is_stored(survey, monkeypatch):
-    monkeypatch.setattr(exports, "IMPORT_BATCH_ANSWERS", 10)
+    monkeypatch.setattr("responses.imports.IMPORT_BATCH_ANSWERS", 10)
     batches = []
     body = rows(95) + b"2\n"
-    with pytest.raises(exports.ImportRejected, match="line 97: q1 must be 0 or 1"):
-        exports.import_responses(survey, io.BytesIO(body), on_batch=lambda *a: batches.append(a))
+    with pytest.raises(ImportRejected, match="line 97: q1 must be 0 or 1"):
+        import_responses(survey, io.BytesIO(body), on_batch=lambda *a: batches.append(a))
     assert batches == []
     assert stored() == (0, 0, 0)
 
 
 def test_rows_are_stored_in_batches_with_progress(survey, monkeypatch):
-    monkeypatch.setattr(exports, "IMPORT_BATCH_ANSWERS", 10)
+    monkeypatch.setattr("responses.imports.IMPORT_BATCH_ANSWERS", 10)
     batches = []
-    exports.import_responses(survey, io.BytesIO(rows(25)), on_batch=lambda *a: batches.append(a))
+    import_responses(survey, io.BytesIO(rows(25)), on_batch=lambda *a: batches.append(a))
     assert batches == [(10, 25), (20, 25), (25, 25)]
     assert stored() == (25, 25, 25)
 
 
 def test_a_batch_that_fails_midway_takes_the_earlier_batches_back(make_survey, monkeypatch):
     """Nothing of the import stays, and respondents' answers from the same hour stay whole."""
-    monkeypatch.setattr(exports, "IMPORT_BATCH_ANSWERS", 20)  # 10 rows of 2
+    monkeypatch.setattr("responses.imports.IMPORT_BATCH_ANSWERS", 20)  # 10 rows of 2
     survey = make_survey(n_questions=2)
     q1, q2 = survey.questions.values_list("id", flat=True)
-    survey.record_submission(uuid.uuid4(), {q1: 1, q2: 0})
+    record_submission(survey, uuid.uuid4(), {q1: 1, q2: 0})
     before, estimates = stored(), survey_results(survey).as_dict()
 
     def fail_at_third(stored_rows: int, total: int) -> None:
@@ -271,7 +280,7 @@ def test_a_batch_that_fails_midway_takes_the_earlier_batches_back(make_survey, m
             raise RuntimeError("the disk is full")
 
     with pytest.raises(RuntimeError, match="disk is full"):
-        exports.import_responses(survey, io.BytesIO(rows(45, 2)), on_batch=fail_at_third)
+        import_responses(survey, io.BytesIO(rows(45, 2)), on_batch=fail_at_third)
     assert stored() == before
     assert survey_results(survey).as_dict() == estimates
     assert not Tally.objects.filter(count__lte=0).exists()
@@ -280,16 +289,16 @@ def test_a_batch_that_fails_midway_takes_the_earlier_batches_back(make_survey, m
 def test_questions_edited_after_the_check_stop_the_import_before_anything_is_stored(
     survey, monkeypatch
 ):
-    check = exports.check_responses
+    check = check_responses
 
     def check_then_edit(*args, **kwargs):
         total = check(*args, **kwargs)
         Survey.objects.get(pk=survey.pk).check_design_editable()  # a builder edit
         return total
 
-    monkeypatch.setattr(exports, "check_responses", check_then_edit)
-    with pytest.raises(exports.ImportRejected, match="questions changed during the import"):
-        exports.import_responses(survey, io.BytesIO(rows(3)))
+    monkeypatch.setattr("responses.imports.check_responses", check_then_edit)
+    with pytest.raises(ImportRejected, match="questions changed during the import"):
+        import_responses(survey, io.BytesIO(rows(3)))
     assert stored() == (0, 0, 0)
 
 
@@ -300,7 +309,7 @@ def submit_in_thread(survey: Survey, results: list) -> threading.Thread:
         try:
             started = time.monotonic()
             question = survey.questions.get().id
-            results.append(survey.record_submission(uuid.uuid4(), {question: 1}))
+            results.append(record_submission(survey, uuid.uuid4(), {question: 1}))
             results.append(time.monotonic() - started)
         finally:
             connection.close()
@@ -315,14 +324,14 @@ def test_a_respondent_submits_between_two_batches_of_an_import(survey, monkeypat
     """No lock is held between batches: a submission made there completes before the
     import goes on (if the import held SQLite's write lock, it would wait for the busy
     timeout and fail)."""
-    monkeypatch.setattr(exports, "IMPORT_BATCH_ANSWERS", 100)
+    monkeypatch.setattr("responses.imports.IMPORT_BATCH_ANSWERS", 100)
     results: list = []
 
     def submit_after_first_batch(stored_rows: int, total: int) -> None:
         if stored_rows == 100:
             submit_in_thread(survey, results).join(timeout=60)
 
-    exports.import_responses(survey, io.BytesIO(rows(300)), on_batch=submit_after_first_batch)
+    import_responses(survey, io.BytesIO(rows(300)), on_batch=submit_after_first_batch)
     assert results[0] is True
     assert stored() == (301, 301, 301)
 
@@ -332,7 +341,7 @@ def test_respondents_wait_far_less_than_a_large_import_takes(survey, monkeypatch
     """Submissions keep arriving during the import; the longest wait is well under half
     its duration, the typical one a small part (an import holding the lock throughout
     would make a wait all of it; the margin absorbs a busy machine's scheduling)."""
-    monkeypatch.setattr(exports, "IMPORT_BATCH_ANSWERS", 200)
+    monkeypatch.setattr("responses.imports.IMPORT_BATCH_ANSWERS", 200)
     waits: list = []
     done = threading.Event()
 
@@ -341,7 +350,7 @@ def test_respondents_wait_far_less_than_a_large_import_takes(survey, monkeypatch
         try:
             while not done.wait(0.005):  # a busy survey: some 100 submissions a second
                 started = time.monotonic()
-                survey.record_submission(uuid.uuid4(), {question: 1})
+                record_submission(survey, uuid.uuid4(), {question: 1})
                 waits.append(time.monotonic() - started)
         finally:
             connection.close()
@@ -349,7 +358,7 @@ def test_respondents_wait_far_less_than_a_large_import_takes(survey, monkeypatch
     thread = threading.Thread(target=respondents)
     started = time.monotonic()
     thread.start()
-    exports.import_responses(survey, io.BytesIO(rows(6000)))
+    import_responses(survey, io.BytesIO(rows(6000)))
     duration = time.monotonic() - started
     done.set()
     thread.join(timeout=60)

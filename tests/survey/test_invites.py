@@ -13,16 +13,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from django.urls import reverse
 
+from responses.models import Answer, SpentCredential, Submission, Tally
+from responses.sealing import reseal_invites
 from survey import invites
-from survey.models import (
-    Answer,
-    CredentialKey,
-    Invite,
-    SpentCredential,
-    Submission,
-    Survey,
-    Tally,
-)
+from survey.models import CredentialKey, Invite, Survey
 from tests.survey.test_invites_crypto import Browser
 
 pytestmark = pytest.mark.django_db
@@ -363,10 +357,10 @@ def test_reseal_keeps_every_invite_and_spent_credential_as_it_was(client, invite
     other_token = Invite.create_batch(untouched, 1)[0]
     Invite.consume(untouched, other_token)
     before = set(Invite.objects.values_list("id", "survey_id", "token_hash", "used"))
-    assert Invite.objects.reseal(survey) == 4
+    assert reseal_invites(survey) == 4
     assert set(Invite.objects.values_list("id", "survey_id", "token_hash", "used")) == before
     assert submit(client, survey, credential=credential).status_code == 403
     assert exchange(client, survey, tokens[0]).status_code == 403
-    assert Invite.objects.reseal() == 5
+    assert reseal_invites() == 5
     assert stored() == (2, 4, 4, 3, 2)
     credential_for(client, survey, tokens[2])  # the unused invite was left as it was

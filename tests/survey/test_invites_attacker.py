@@ -15,7 +15,9 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from survey.models import CredentialKey, Invite, SpentCredential, Submission
+from responses.models import SpentCredential, Submission
+from responses.sealing import reseal_invites
+from survey.models import CredentialKey, Invite
 from tests.survey.test_invites_crypto import Browser
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -121,7 +123,7 @@ def test_nothing_stored_or_logged_links_an_invite_to_the_answers_it_admitted(
         assert invite_xmins.isdisjoint(other_xmins)
 
     # The hourly job reseals: afterwards the used invites are not even ordered by use.
-    Invite.objects.reseal(survey)
+    reseal_invites(survey)
     db = whole_database()
     resealed = [row for row in db[invite_table] if row["used"]]
     if POSTGRES:

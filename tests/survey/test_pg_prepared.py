@@ -15,7 +15,8 @@ import pytest
 from django.db import DataError, OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
-from survey.models import STORE_SUBMISSION, Answer, Receipt, Submission, Survey, Tally
+from responses.models import STORE_SUBMISSION, Answer, Receipt, Submission, Tally
+from survey.models import Survey
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -16,8 +16,8 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from config.settings import env_rate
+from responses.models import Answer, Submission
 from survey import ratelimit
-from survey.models import Answer, Submission
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,9 @@ from django.contrib.staticfiles.storage import staticfiles_storage
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from survey.answer_sheet import AnswerSheet, InvalidAnswers
-from survey.models import Answer, Submission, Survey, Tally
+from responses.answer_sheet import AnswerSheet, InvalidAnswers
+from responses.models import Answer, Submission, Tally
+from survey.models import Survey
 from survey.templatetags.respondent import attribute_json
 
 pytestmark = pytest.mark.django_db

@@ -23,9 +23,11 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 from django.urls import reverse
 
-from survey import sealing
-from survey.models import Answer, Receipt, Submission, Tally
-from survey.sealing import hours_to_seal, seal_finished_hours, seal_hour
+from responses import sealing
+from responses.models import Answer, Receipt, Submission, Tally
+from responses.sealing import hours_to_seal, seal_finished_hours, seal_hour
+from responses.write import record_submission
+from tests.storage import freeze_hour
 
 ROOT = Path(__file__).resolve().parents[2]
 N_QUESTIONS = 4
@@ -41,14 +43,14 @@ def arrive(survey, monkeypatch, hour: datetime, indexes) -> list[uuid.UUID]:
     """Submissions arriving in ``hour`` in the order of ``indexes``, each answering the
     bits of its index (so a row's answers tell its arrival rank), half through the fast
     path and half through the full one. Returns the clients' ids in arrival order."""
-    monkeypatch.setattr("survey.models.current_hour", lambda: hour)
+    freeze_hour(monkeypatch, hour)
     questions = list(survey.questions.values_list("id", flat=True))
     ids = []
     for index in indexes:
         client_id = uuid.uuid4()
         values = {q: (index >> bit) & 1 for bit, q in enumerate(questions)}
         if index % 2:
-            assert survey.record_submission(client_id, values)
+            assert record_submission(survey, client_id, values)
         else:
             assert Submission.store_if_accepting(survey.id, client_id, values, design=1)
         ids.append(client_id)
@@ -205,7 +207,7 @@ def test_old_keys_are_gone_and_a_late_retry_stores_nothing(two_hours, monkeypatc
     assert not Submission.store_if_accepting(
         survey.id, earlier[4], dict.fromkeys(questions, 1), design=1
     )
-    assert survey.record_submission(earlier[5], dict.fromkeys(questions, 0)) is False
+    assert record_submission(survey, earlier[5], dict.fromkeys(questions, 0)) is False
     assert snapshot() == before
 
 
@@ -242,7 +244,7 @@ def test_the_command_seals_every_finished_hour(make_survey, monkeypatch):
     survey = make_survey(n_questions=N_QUESTIONS)
     arrive(survey, monkeypatch, EARLIER - timedelta(hours=1), range(3))
     arrive(survey, monkeypatch, EARLIER, range(3, 5))
-    monkeypatch.setattr("survey.management.commands.seal_hours.current_hour", lambda: NOW)
+    monkeypatch.setattr("responses.management.commands.seal_hours.current_hour", lambda: NOW)
     before = snapshot()
     out = io.StringIO()
     call_command("seal_hours", stdout=out)
@@ -257,7 +259,7 @@ import sys
 import django
 django.setup()
 from datetime import datetime
-from survey import sealing
+from responses import sealing
 write = sealing.insert_shuffled
 
 def write_then_wait(*args):
@@ -326,7 +328,7 @@ def test_a_retry_racing_the_seal_of_its_hour_stores_nothing_on_postgresql(make_s
     insert waits for the seal, then finds the receipt and stores nothing."""
     survey = make_survey(n_questions=N_QUESTIONS)
     earlier = arrive(survey, monkeypatch, EARLIER, range(10))
-    monkeypatch.setattr("survey.models.current_hour", lambda: NOW)
+    freeze_hour(monkeypatch, NOW)
     values = dict.fromkeys(survey.questions.values_list("id", flat=True), 1)
     before = snapshot()
     process = start_paused_seal()
@@ -389,7 +391,8 @@ def test_the_migration_keeps_every_answer_and_makes_client_ids_receipts(owner):
 def test_the_hourly_job_also_reseals_used_invites(make_survey, monkeypatch):
     calls = []
     monkeypatch.setattr(
-        "survey.models.InviteQuerySet.reseal", lambda self, survey=None: calls.append(survey) or 0
+        "responses.management.commands.seal_hours.reseal_invites",
+        lambda survey=None: calls.append(survey) or 0,
     )
     call_command("seal_hours", stdout=io.StringIO())
     assert calls == [None]

@@ -5,7 +5,8 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from survey.models import Answer, Submission, Survey, Tally
+from responses.models import Answer, Submission, Tally
+from survey.models import Survey
 
 pytestmark = pytest.mark.django_db
 

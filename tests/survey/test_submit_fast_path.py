@@ -19,9 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.response import Response
 
-from survey.answer_sheet import AnswerSheet
-from survey.api_public import MAX_ANSWERS, SubmissionSerializer, plainly_valid
-from survey.models import Answer, AnswerPattern, Invite, Receipt, Submission, Survey, Tally
+from responses.answer_sheet import AnswerSheet
+from responses.models import Answer, AnswerPattern, Receipt, Submission, Tally
+from responses.submit import MAX_ANSWERS, SubmissionSerializer, plainly_valid
+from responses.write import record_submission
+from survey.models import Invite, Survey
 
 pytestmark = pytest.mark.django_db
 
@@ -491,7 +493,7 @@ def test_the_paper_form_with_an_id_used_by_another_survey_stores_the_answers_onc
 ):
     first, second = make_survey(n_questions=1), make_survey(n_questions=1)
     taken = uuid.uuid4()
-    first.record_submission(taken, values_of(first))
+    record_submission(first, taken, values_of(first))
     question = second.questions.get()
     form = {"submission_id": str(taken), f"reported_{question.id}": "1"}
     response = client.post(reverse("survey:respond_paper", args=[second.slug]), form)

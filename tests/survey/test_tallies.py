@@ -7,7 +7,9 @@ import pytest
 from django.core.management import call_command
 
 from analysis.results import survey_results
-from survey.models import Tally, current_hour
+from responses.models import Tally
+from responses.write import simulate_respondents
+from survey.models import current_hour
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +19,9 @@ def test_compacting_keeps_every_total_and_the_chart(make_survey):
     rng = np.random.default_rng(3)
     for hours_ago in (3, 2, 1):
         for _ in range(12):  # many small batches land on several shards per hour
-            survey.simulate(5, 0.4, rng, hour=current_hour() - timedelta(hours=hours_ago))
+            simulate_respondents(
+                survey, 5, 0.4, rng, hour=current_hour() - timedelta(hours=hours_ago)
+            )
     tallies = Tally.objects.filter(question__survey=survey)
     before_counts, before_chart = tallies.counts(), tallies.counts_by_hour()
     before_estimates = survey_results(survey).as_dict()
@@ -35,7 +39,7 @@ def test_compacting_keeps_every_total_and_the_chart(make_survey):
 def test_compacting_leaves_the_current_hour_alone(make_survey):
     survey = make_survey()
     for _ in range(20):
-        survey.simulate(3, 0.5, np.random.default_rng(1))
+        simulate_respondents(survey, 3, 0.5, np.random.default_rng(1))
     rows = Tally.objects.count()
     assert Tally.objects.all().compact(before=current_hour()) == 0
     assert Tally.objects.count() == rows
@@ -46,9 +50,12 @@ def test_the_migration_fills_sums_and_bins_existing_number_tallies(owner):
     step gives them their sums and folds a number question's reports into its bins."""
     from importlib import import_module
 
-    from django.apps import apps
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
 
     from survey.models import Survey
+
+    apps = MigrationLoader(connection).project_state(("survey", "0011_tally_sums")).apps
 
     survey = Survey.objects.create(owner=owner, title="Old", status=Survey.Status.OPEN)
     yes_no = survey.questions.create(text="Cheated?", design_params={})

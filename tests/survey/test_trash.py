@@ -14,18 +14,9 @@ from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from survey.models import (
-    Answer,
-    AnswerPattern,
-    Collaborator,
-    Invite,
-    Question,
-    Receipt,
-    Role,
-    Submission,
-    Survey,
-    Tally,
-)
+from responses.models import Answer, AnswerPattern, Receipt, Submission, Tally
+from responses.write import simulate_respondents
+from survey.models import Collaborator, Invite, Question, Role, Survey
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +36,7 @@ def team(owner, outsider, django_user_model) -> dict:
 def answered(make_survey, team) -> Survey:
     """An open survey with answers, invites, tallies and collaborators."""
     survey = make_survey(n_questions=2, requires_invite=False)
-    survey.simulate(5, 0.3, np.random.default_rng(1))
+    simulate_respondents(survey, 5, 0.3, np.random.default_rng(1))
     Invite.create_batch(survey, 3)
     survey.share_with(team["editor"], Role.EDITOR)
     survey.share_with(team["viewer"], Role.VIEWER)
@@ -277,7 +268,7 @@ def test_purge_deletes_for_good_only_what_waited_longer_than_the_retention(
     frozen_clock, make_survey, owner
 ):
     old = make_survey()
-    old.simulate(3, 0.5, np.random.default_rng(2))
+    simulate_respondents(old, 3, 0.5, np.random.default_rng(2))
     assert submit(old).status_code == 201
     questions = list(old.questions.values_list("pk", flat=True))
     old.move_to_trash()

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.urls import reverse
 
+from responses.write import simulate_respondents
 from survey.models import Survey, current_hour
 
 DEMO_USERNAME = "demo"
@@ -70,7 +71,7 @@ class Command(BaseCommand):
         batches = np.array_split(np.arange(responses), DEMO_HOURS)
         for hours_ago, batch in zip(range(DEMO_HOURS - 1, -1, -1), batches, strict=True):
             hour = current_hour() - timedelta(hours=hours_ago)
-            research.simulate(len(batch), 0.25, rng, hour=hour)
+            simulate_respondents(research, len(batch), 0.25, rng, hour=hour)
         classroom = Survey.objects.create(
             owner=user,
             title="Classroom demo",

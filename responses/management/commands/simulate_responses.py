@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
-from survey.management.commands.import_responses import find_survey
+from responses.management.commands.import_responses import find_survey
+from responses.write import simulate_respondents
 
 
 class Command(BaseCommand):
@@ -29,5 +30,5 @@ class Command(BaseCommand):
         target = find_survey(survey)
         if not target.questions.exists():
             raise CommandError(f"survey {target.id} has no questions")
-        added = target.simulate(n, true_rate, np.random.default_rng(seed))
+        added = simulate_respondents(target, n, true_rate, np.random.default_rng(seed))
         self.stdout.write(self.style.SUCCESS(f"Added {added} simulated respondents to “{target}”."))

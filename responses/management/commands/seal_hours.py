@@ -5,16 +5,9 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from django.db import connection
 
-from survey.models import (
-    Answer,
-    Invite,
-    Receipt,
-    SpentCredential,
-    Submission,
-    Tally,
-    current_hour,
-)
-from survey.sealing import seal_finished_hours
+from responses.models import Answer, Receipt, SpentCredential, Submission, Tally
+from responses.sealing import reseal_invites, seal_finished_hours
+from survey.models import Invite, current_hour
 
 
 class Command(BaseCommand):
@@ -38,7 +31,7 @@ class Command(BaseCommand):
                 f"{hour.answers} answers, {hour.receipts} receipts."
             )
         # Used invites and spent credentials lose their order of use in the same run.
-        resealed = Invite.objects.reseal()
+        resealed = reseal_invites()
         if (sealed or resealed) and connection.vendor == "postgresql":
             # The old row versions become unreachable (also to pageinspect) right away.
             models = (Submission, Answer, Receipt, Tally, Invite, SpentCredential)

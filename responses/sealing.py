@@ -17,6 +17,7 @@ seal that is killed midway rolls back whole: nothing is lost or doubled.
 from __future__ import annotations
 
 import random
+import secrets
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from survey.models import Answer, AnswerPattern, Receipt, Submission, Tally
+from responses.models import Answer, AnswerPattern, Receipt, SpentCredential, Submission, Tally
+from survey.models import Invite, Survey
 
 BATCH = 1000
 
@@ -136,3 +138,43 @@ def insert_shuffled(
 def batches(items: list, size: int = BATCH):
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def reseal_invites(survey: Survey | None = None) -> int:
+    """Rewrite every used invite and spent credential (of ``survey``, or of all
+    surveys) in random order, in one transaction; the number of rows rewritten.
+
+    Each exchange marks its invite used in a transaction of its own, so until this
+    runs an invite row's PostgreSQL ``xmin`` (and its new row version's place in the
+    table, ``ctid``) still tell when it was used, and a spent credential's tell when
+    its submission arrived. Afterwards all of them carry this transaction's ``xmin``
+    and sit in the table in an order drawn at random: the hourly maintenance job
+    calls it. Dead row versions stay in the files until ``VACUUM``, which the job
+    should run after it on PostgreSQL.
+    """
+    shuffle = secrets.SystemRandom().shuffle
+    used = Invite.objects.filter(used=True)
+    spent = SpentCredential.objects.all()
+    if survey is not None:
+        used, spent = used.filter(survey=survey), spent.filter(survey=survey)
+    with transaction.atomic():
+        invite_rows = list(
+            used.select_for_update().values_list("id", "survey_id", "token_hash", "blinded_hash")
+        )
+        spent_rows = list(spent.select_for_update().values_list("spent_id", "survey_id"))
+        shuffle(invite_rows)
+        shuffle(spent_rows)
+        # By key, not by the filters: a row used or spent meanwhile stays as it is.
+        for start in range(0, max(len(invite_rows), len(spent_rows)), 500):
+            chunk = slice(start, start + 500)
+            Invite.objects.filter(pk__in=[row[0] for row in invite_rows[chunk]]).delete()
+            spent.filter(pk__in=[row[0] for row in spent_rows[chunk]]).delete()
+        Invite.objects.bulk_create(
+            Invite(id=pk, survey_id=sid, token_hash=token_hash, used=True, blinded_hash=blinded)
+            for pk, sid, token_hash, blinded in invite_rows
+        )
+        SpentCredential.objects.bulk_create(
+            SpentCredential(spent_id=spent_id, survey_id=survey_id)
+            for spent_id, survey_id in spent_rows
+        )
+    return len(invite_rows) + len(spent_rows)

@@ -30,17 +30,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.json import strict_constant
 
+from responses.answer_sheet import AnswerSheet, InvalidAnswers
+from responses.models import Submission
+from responses.write import record_submission
 from survey import invites, ratelimit
-from survey.answer_sheet import AnswerSheet, InvalidAnswers
 from survey.limits import MAX_QUESTIONS
-from survey.models import (
-    DesignChanged,
-    Invite,
-    InviteRejected,
-    Submission,
-    SubmissionIdTaken,
-    Survey,
-)
+from survey.models import DesignChanged, Invite, InviteRejected, SubmissionIdTaken, Survey
 
 MAX_ANSWERS = MAX_QUESTIONS  # one answer per question
 INVITE_REJECTED = (
@@ -252,7 +247,8 @@ def record(
     """Store with the full checks (``design``: the version the answers were validated
     against); the answer for each way it can be refused."""
     try:
-        stored = survey.record_submission(
+        stored = record_submission(
+            survey,
             data["submission_id"],
             data["answers"],
             credential=credential,

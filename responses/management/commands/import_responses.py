@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from survey.exports import ImportRejected, import_responses
+from responses.imports import ImportRejected, import_responses
 from survey.models import Survey
 
 

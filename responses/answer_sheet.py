@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from django.db.models import Exists, F, OuterRef
 
 from estimator.designs import Design
-from survey.models import Question, Submission
+from responses.models import Submission
+from survey.models import Question
 
 MAX_CACHED_SHEETS = 10_000
 _frozen_sheets: dict[str, AnswerSheet] = {}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from survey.models import Tally, current_hour
+from responses.models import Tally
+from survey.models import current_hour
 
 
 class Command(BaseCommand):

@@ -1,0 +1,165 @@
+"""The codebook: what each column of a survey's exports holds, and every design
+parameter needed to re-analyse it elsewhere.
+
+Columns are named by question position (``q1``, ``q2``, …), which is what lets an export
+be imported into another survey with the same designs.
+"""
+
+from __future__ import annotations
+
+import math
+
+from estimator.designs import Design, json_epsilon
+from survey.models import Question, Survey
+
+CODEBOOK_FORMAT = "deniable-codebook/1"
+
+
+def column_name(position: int) -> str:
+    return f"q{position + 1}"
+
+
+def question_columns(survey: Survey) -> list[tuple[str, Question]]:
+    return [(column_name(i), q) for i, q in enumerate(survey.questions.all())]
+
+
+def design_json(question: Question) -> dict:
+    """A question's design as the API takes it: ``{"name": …, **parameters}``."""
+    return {"name": question.design_name, **question.design.params()}
+
+
+def question_codebook(column: str, question: Question) -> dict:
+    """What a column holds and everything needed to re-analyse it; the keys the API takes
+    (``text``, ``kind``, ``options``, ``design`` and the confirmations) come first, so that
+    posting the codebook recreates the question."""
+    design = question.design
+    epsilon = design.epsilon
+    return {
+        "text": question.text,
+        "kind": question.kind,
+        "options": list(question.options),
+        "design": design_json(question),
+        "not_sensitive": not design.randomized,
+        "allow_no_privacy": design.randomized and math.isinf(epsilon),
+        "column": column,
+        "question_id": question.id,
+        "epsilon": json_epsilon(epsilon),
+        "no_privacy": math.isinf(epsilon),
+        "direct": not design.randomized,
+        "outputs": design.output_description(),
+        # Wording changed after answers arrived (old text, new text, hour): the design
+        # stayed frozen, but a reader of the data should know what each respondent saw.
+        "wording_history": question.wording_history(),
+        **_KIND_CODEBOOK[question.kind](question, design),
+    }
+
+
+def _matrix_codebook(design: Design, labels: list[str]) -> dict:
+    """A design whose response matrix is M = t·I + c·1ᵀ (every binary and choice design):
+    report j is forced with probability c_j (any off-diagonal entry of row j)."""
+    matrix = design.response_matrix
+    m = len(matrix)
+    forced = [float(matrix[j, (j + 1) % m]) for j in range(m)]
+    return {
+        "values": {str(i): label for i, label in enumerate(labels)},
+        "response_matrix": {
+            "rows": "the report (0 … m−1)",
+            "columns": "the true value (0 … m−1)",
+            "values": matrix.tolist(),
+        },
+        "t": float(design.t),
+        "forced": forced,
+        "rrreg": _rrreg_call(design),
+    }
+
+
+def _rrreg_call(design: Design) -> str | None:
+    """R's RRreg reads any design with M = t·I + c·1ᵀ and t > 0 as its forced-response
+    model "FR": report j forced with probability c_j, the truth told with 1 − Σc = t. A
+    binary design with t < 0 (Warner's p < ½, crosswise p < ½) becomes one by flipping
+    the reports."""
+    if not design.randomized:
+        return None
+    matrix, response = design.response_matrix, "response"
+    if design.t < 0:
+        matrix, response = matrix[::-1], "1 - response"
+    m = len(matrix)
+    p = ", ".join(f"{matrix[j, (j + 1) % m]:.12g}" for j in range(m))
+    return f'RRreg::RRuni({response}, model = "FR", p = c({p}))'
+
+
+def _binary_codebook(question: Question, design: Design) -> dict:
+    return {
+        **_matrix_codebook(design, ["reported no", "reported yes"]),
+        "p_yes_given_1": design.p_yes_given_1,
+        "p_yes_given_0": design.p_yes_given_0,
+        "c": design.c,
+        "reanalysis": "q_hat = (mean(column) - c) / t, since P(report 1 | true x) = c + t * x",
+    }
+
+
+def _choice_codebook(question: Question, design: Design) -> dict:
+    return {
+        **_matrix_codebook(design, list(question.options)),
+        "c": [float(v) for v in design.c],
+        "reanalysis": "pi_hat[j] = (share of reports j - c[j]) / t for each option j, since "
+        "P(report j | true option i) = c[j] + t * [i == j]; or solve "
+        "response_matrix @ pi = report shares",
+    }
+
+
+def _number_codebook(question: Question, design: Design) -> dict:
+    alpha = getattr(design, "alpha", None)
+    return {
+        "lower": design.lower,
+        "upper": design.upper,
+        "alpha": alpha,
+        "noise": "two-sided geometric: P(noise = z) = (1 - alpha) / (1 + alpha) * alpha^|z|, "
+        "alpha = exp(-epsilon / (upper - lower)); none when asked directly",
+        "noise_variance": design.noise_variance,
+        "reanalysis": "mean(column) is unbiased for the mean of the true values clipped to "
+        "[lower, upper]; use a t interval from the sample variance of the column",
+    }
+
+
+_KIND_CODEBOOK = {
+    Question.Kind.BINARY: _binary_codebook,
+    Question.Kind.CHOICE: _choice_codebook,
+    Question.Kind.NUMBER: _number_codebook,
+}
+
+
+def codebook(survey: Survey) -> dict:
+    """Every design parameter needed to re-analyse the responses CSV elsewhere.
+
+    Its top level has the shape ``POST /api/surveys/`` accepts, so posting a codebook
+    creates a new survey with identical designs (for an import).
+    """
+    privacy = survey.privacy
+    return {
+        "format": CODEBOOK_FORMAT,
+        "title": survey.title,
+        "description": survey.description,
+        "mode": survey.mode,
+        "language": survey.language,
+        "epsilon_total": json_epsilon(privacy.epsilon_total),
+        "no_privacy": math.isinf(privacy.epsilon_total),
+        "asked_directly": len(privacy.direct),
+        "rows": "one row per submission, in random order; simulated answers are excluded",
+        "columns": {
+            "round": "the round the submission belongs to (classroom rounds; 1 otherwise)",
+            "q<k>": "the randomized report to the k-th question: 0/1 for a binary question "
+            "(1 = yes), the option index (0 = the first option) for a choice question, a "
+            "whole number for a number question; empty when not answered",
+        },
+        "estimator": "per question, see its reanalysis; epsilon_total is the sum of epsilon "
+        "over randomized questions (directly asked ones are left out)",
+        "csv_text_cells": (
+            "In CSV files, a text cell (e.g. a question's text in the estimates CSV) that "
+            "starts with =, +, -, @, a tab or a carriage return has an apostrophe (') "
+            "added in front, so that spreadsheets do not run it as a formula; strip it to "
+            "get the text, which this codebook gives exactly. Number cells are never "
+            "changed; floats are written to 12 significant digits."
+        ),
+        "questions": [question_codebook(col, q) for col, q in question_columns(survey)],
+    }
