@@ -18,7 +18,8 @@ starts gunicorn on a free loopback port and drives it with many concurrent clien
   retry with the same submission id as the browser does.
 
 After each submit run the database is checked: stored submissions = acknowledged ones,
-answers = submissions x questions, no partial submission, tallies = submissions, zero 5xx.
+each with every answer, no partial submission; then everything is sealed
+(``seal_hours --now``) and the sealed counts and tallies must equal the submissions.
 Every load is bounded in count and time and talks to 127.0.0.1 only.
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -140,37 +142,52 @@ def prepare(db: Database, workdir: Path, questions: int) -> dict:
     return json.loads(out.stdout.decode().strip().splitlines()[-1])
 
 
-def verify(db: Database, survey: dict, acknowledged: set[str]) -> dict[str, object]:
-    """What the database holds, compared with what the clients were told."""
+def digest(submission_id: str) -> uuid.UUID:
+    """What the server keeps of a client's id (responses.models.receipt_of)."""
+    return uuid.UUID(bytes=hashlib.sha256(uuid.UUID(submission_id).bytes).digest()[:16])
+
+
+def verify(
+    db: Database, survey: dict, acknowledged: set[str], workdir: Path, sealed_before: int = 0
+) -> dict[str, object]:
+    """What the database holds, compared with what the clients were told: first the
+    current hour's rows (one per submission, every answer in it), then, after sealing
+    everything (``seal_hours --now``), the sealed counts (``sealed_before``: how many were
+    sealed already)."""
     sid, q = survey["id"], len(survey["questions"])
-    stored = {
-        str(uuid.UUID(str(row[0])))
-        for row in db.query("SELECT submission_id FROM survey_receipt WHERE survey_id = %s", (sid,))
-    }
-    (answers,) = db.query(
-        "SELECT count(*) FROM survey_answer a JOIN survey_submission s "
-        "ON a.submission_id = s.submission_id WHERE s.survey_id = %s",
-        (sid,),
-    )[0]
-    (partial,) = db.query(
-        "SELECT count(*) FROM survey_submission s WHERE s.survey_id = %s AND "
-        "(SELECT count(*) FROM survey_answer a WHERE a.submission_id = s.submission_id) <> %s",
-        (sid, q),
-    )[0]
+    rows = db.query(
+        "SELECT receipt, reports FROM responses_inbox0 WHERE survey_id = %s "
+        "UNION ALL SELECT receipt, reports FROM responses_inbox1 WHERE survey_id = %s",
+        (sid, sid),
+    )
+    stored = {uuid.UUID(str(receipt)) for receipt, _ in rows}
+    partial = sum(1 for _, reports in rows if len(reports.split(",")) != q)
+    started = time.monotonic()
+    manage = [str(PYTHON), str(ROOT / "manage.py"), "seal_hours", "--now"]
+    subprocess.run(manage, env=app_env(db, workdir), check=True, cwd=ROOT, capture_output=True)
+    sealed_in = time.monotonic() - started
+    (real,) = db.query("SELECT real FROM responses_surveycount WHERE survey_id = %s", (sid,))[0]
     tallies = dict(
         db.query(
-            "SELECT question_id, sum(count) FROM survey_tally t JOIN survey_question qu "
+            "SELECT question_id, sum(count) FROM responses_tally t JOIN survey_question qu "
             "ON t.question_id = qu.id WHERE qu.survey_id = %s GROUP BY question_id",
             (sid,),
         )
     )
+    left = db.query(
+        "SELECT (SELECT count(*) FROM responses_inbox0) + (SELECT count(*) FROM responses_inbox1)"
+    )[0][0]
     return {
         "stored": len(stored),
         "acknowledged": len(acknowledged),
-        "missing": len(acknowledged - stored),
-        "answers_ok": answers == len(stored) * q,
+        "missing": len({digest(a) for a in acknowledged} - stored),
+        "answers_ok": partial == 0,
         "partial": partial,
-        "tallies_ok": all(int(tallies.get(qid, 0)) == len(stored) for qid in survey["questions"]),
+        "sealed": real == len(stored) + sealed_before and left == 0,
+        "tallies_ok": all(
+            int(tallies.get(qid, 0)) == len(stored) + sealed_before for qid in survey["questions"]
+        ),
+        "seal seconds": round(sealed_in, 1),
     }
 
 
@@ -366,7 +383,7 @@ def throughput(engine, args, workdir, instances=1, redis=False) -> tuple[list, d
         finally:
             for server in servers:
                 server.stop()
-        check = verify(db, survey, load.acknowledged)
+        check = verify(db, survey, load.acknowledged, workdir)
     finally:
         drop_database(db)
     label = f"{engine}, {instances} × {max(1, args.workers // instances)} workers"
@@ -411,7 +428,7 @@ def crash(engine, args, workdir) -> dict:
             load = asyncio.run(drive([server.port], n, args.clients, submitter(survey), on_ack))
         finally:
             server.stop()
-        check = verify(db, survey, load.acknowledged)
+        check = verify(db, survey, load.acknowledged, workdir)
     finally:
         drop_database(db)
     return {
@@ -482,8 +499,8 @@ def main() -> int:
         print(table(header, rows))
         if checks:
             print("\nDatabase check after each submit run:\n")
-            header = ["run", "stored", "acknowledged", "missing", "answers = stored × questions",
-                      "partial", "tallies = stored"]  # fmt: skip
+            header = ["run", "stored", "acknowledged", "missing", "every answer in",
+                      "partial", "all sealed", "tallies = stored", "seal s"]  # fmt: skip
             print(table(header, checks))
         for row in rows:
             if row[0].startswith("postgres") and row[5] and "rate limit" in row[0]:
@@ -491,7 +508,10 @@ def main() -> int:
             elif row[0].startswith("postgres") and row[5]:
                 verdict = "met" if float(row[5]) >= 0.5 else "NOT met"
                 print(f"\nTarget ratio ≥ 0.5 on PostgreSQL ({row[0]}): {verdict} ({row[5]})")
-        failed = any(c[3] != "0" or c[4] != "True" or c[5] != "0" or c[6] != "True" for c in checks)
+        failed = any(
+            c[3] != "0" or c[4] != "True" or c[5] != "0" or c[6] != "True" or c[7] != "True"
+            for c in checks
+        )
         failed |= any(row[-1] != "0" for row in rows)
         if "crash" in only:
             results = [crash(engine, args, workdir) for engine in ("postgres", "sqlite")]
@@ -500,7 +520,9 @@ def main() -> int:
             print(table(["", *[str(r["engine"]) for r in results]],
                         [[k, *[str(r[k]) for r in results]] for k in keys[1:]]))  # fmt: skip
             failed |= any(r["missing"] or r["partial"] or r["5xx"] for r in results)
-            failed |= any(not (r["answers_ok"] and r["tallies_ok"]) for r in results)
+            failed |= any(
+                not (r["answers_ok"] and r["sealed"] and r["tallies_ok"]) for r in results
+            )
         log = (workdir / "access.log").read_text()
         print(f"\nAccess log: {len(log.splitlines())} lines, client address present: {HOST in log}")
         failed |= HOST in log

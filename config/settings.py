@@ -147,9 +147,11 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL + busy timeout + immediate write transactions: concurrent writers wait for the
-    # lock instead of failing with "database is locked".
+    # lock instead of failing with "database is locked". secure_delete: deleted rows are
+    # overwritten with zeros, not left in free pages (what sealing an hour relies on).
     DATABASES["default"]["OPTIONS"] = {
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+        "PRAGMA secure_delete=ON;",
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }

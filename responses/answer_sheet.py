@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Exists, F, OuterRef
+from django.db.models import F
 
 from estimator.designs import Design
-from responses.models import Submission
+from responses.counts import has_reports
 from survey.models import Question
 
 MAX_CACHED_SHEETS = 10_000
@@ -56,8 +56,7 @@ class AnswerSheet:
             return sheet
         questions = list(
             Question.objects.filter(survey__slug=slug).annotate(
-                frozen=Exists(Submission.objects.filter(survey=OuterRef("survey"))),
-                design_version=F("survey__design_version"),
+                design_version=F("survey__design_version")
             )
         )
         if not questions:
@@ -65,7 +64,7 @@ class AnswerSheet:
         first = questions[0]
         designs = {q.id: q.design for q in questions}
         sheet = cls(first.survey_id, designs, first.design_version)
-        if first.frozen:
+        if has_reports(first.survey_id):
             if len(_frozen_sheets) >= MAX_CACHED_SHEETS:
                 _frozen_sheets.clear()
             _frozen_sheets[slug] = sheet

@@ -2,9 +2,12 @@
 
 Estimates, breakdowns, cross-tabs, models, charts and the classroom's live view never see
 a stored row: they ask :func:`survey_counts` for the counts of one round (per question
-and report, per hour, per combination of reports) and hand them to the maths. Whoever
-holds a :class:`SurveyCounts` can compute every result, which is also how a frozen copy
-of them can stand for the data as it was at some earlier moment.
+and report, per hour, per combination of reports) and hand them to the maths. The counts
+are the sealed ones (a few aggregate rows whatever the number of respondents) plus the
+current hour's submissions, grouped by the database and counted here with the same
+:mod:`responses.batch` the seal uses. Whoever holds a :class:`SurveyCounts` can compute
+every result, which is also how a frozen copy (:class:`FrozenCounts`) can stand for the
+data as it was at some earlier moment.
 """
 
 from __future__ import annotations
@@ -15,16 +18,26 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
-from django.db.models import Count, FilteredRelation, Q, Sum
+from django.db.models import Count, F, OuterRef, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from estimator.estimates import NumberStats
-from responses.models import AnswerPattern, ExactSum, Submission, Tally, whole
+from responses.batch import Batch, Row, parse_key
+from responses.models import (
+    INBOXES,
+    QUOTA_COUNTS,
+    AnswerPattern,
+    ExactSum,
+    SurveyCount,
+    Tally,
+    whole,
+)
 from survey.models import Survey
 
 
 @dataclass
 class QuestionTally:
-    """What the tallies hold for one question in one round."""
+    """One question's reports in one round (or one hour of it)."""
 
     counts: Counter[int] = field(default_factory=Counter)  # reports per tally key
     count: int = 0
@@ -53,7 +66,7 @@ class QuestionTally:
 
 @dataclass(frozen=True)
 class HourTally:
-    """One question's reports that arrived in one hour (skips left out)."""
+    """One question's reports that arrived in one hour."""
 
     hour: datetime
     tally: QuestionTally
@@ -67,8 +80,47 @@ class SurveyCounts:
         self.round = round or survey.current_round
 
     @cached_property
+    def _current(self) -> Batch:
+        """The current hour's submissions (and the last hour's, until it is sealed),
+        counted as the seal will count them: one query grouping both hours' tables."""
+        first, second = (
+            inbox.objects.filter(survey=self.survey, round=self.round)
+            .values_list("simulated", "hour", "reports")
+            .annotate(n=Count("receipt"))
+            .order_by()
+            for inbox in INBOXES
+        )
+        rows = [
+            Row(self.survey.pk, self.round, simulated, hour, key, n)
+            for simulated, hour, key, n in first.union(second, all=True)
+        ]
+        if not rows:
+            return Batch()
+        return Batch.of(rows, {q.id: q.design for q in self.survey.questions.all()})
+
+    def _hourly(self, question_ids: Sequence[int] | None = None) -> dict[int, dict]:
+        """{question: {hour: QuestionTally}}, sealed and current together."""
+        sealed = Tally.objects.filter(question__survey=self.survey, round=self.round)
+        if question_ids is not None:
+            sealed = sealed.filter(question_id__in=question_ids)
+        rows = (
+            sealed.values_list("question_id", "hour", "simulated", "value")
+            .annotate(Sum("count"), ExactSum("total"), ExactSum("total_sq"))
+            .order_by()
+        )
+        hourly: dict[int, dict] = {}
+        for qid, hour, simulated, key, count, total, total_sq in rows:
+            tally = hourly.setdefault(qid, {}).setdefault(hour, QuestionTally())
+            tally.add(key, count, whole(total), whole(total_sq), simulated)
+        for (qid, _, simulated, hour, key), sums in self._current.tally_rows().items():
+            if question_ids is None or qid in question_ids:
+                tally = hourly.setdefault(qid, {}).setdefault(hour, QuestionTally())
+                tally.add(key, *sums, simulated)
+        return hourly
+
+    @cached_property
     def tallies(self) -> dict[int, QuestionTally]:
-        """{question id: its tally}: one aggregate query over the round."""
+        """{question id: its tally over the round}."""
         tallies: dict[int, QuestionTally] = {}
         rows = (
             Tally.objects.filter(question__survey=self.survey, round=self.round)
@@ -76,84 +128,45 @@ class SurveyCounts:
             .annotate(Sum("count"), ExactSum("total"), ExactSum("total_sq"))
             .order_by()
         )
-        for question_id, simulated, key, count, total, total_sq in rows:
-            tally = tallies.setdefault(question_id, QuestionTally())
-            tally.add(key, count, whole(total), whole(total_sq), simulated)
+        for qid, simulated, key, count, total, total_sq in rows:
+            tallies.setdefault(qid, QuestionTally()).add(
+                key, count, whole(total), whole(total_sq), simulated
+            )
+        for (qid, _, simulated, _, key), sums in self._current.tally_rows().items():
+            tallies.setdefault(qid, QuestionTally()).add(key, *sums, simulated)
         return tallies
 
     def tally(self, question_id: int) -> QuestionTally:
         return self.tallies.get(question_id, QuestionTally())
 
     def hours(self, question_id: int) -> list[HourTally]:
-        """The question's reports hour by hour, oldest first (one aggregate query)."""
-        rows = (
-            Tally.objects.filter(question_id=question_id, round=self.round)
-            .values_list("hour", "simulated", "value")
-            .annotate(Sum("count"), ExactSum("total"), ExactSum("total_sq"))
-            .order_by("hour")
-        )
-        hours: list[HourTally] = []
-        for hour, simulated, key, count, total, total_sq in rows:
-            if not hours or hours[-1].hour != hour:
-                hours.append(HourTally(hour, QuestionTally()))
-            hours[-1].tally.add(key, count, whole(total), whole(total_sq), simulated)
-        return hours
+        """The question's reports hour by hour, oldest first."""
+        by_hour = self._hourly([question_id]).get(question_id, {})
+        return [HourTally(hour, by_hour[hour]) for hour in sorted(by_hour)]
+
+    @cached_property
+    def patterns(self) -> Counter[str]:
+        """{answer pattern key: respondents}: every combination of reports given in the
+        round (real and simulated together; see :func:`responses.batch.pattern_key`)."""
+        rows = AnswerPattern.objects.filter(survey=self.survey, round=self.round)
+        patterns: Counter[str] = Counter()
+        for key, n in rows.values_list("key", "count"):
+            patterns[key] += n
+        for (_, _, _, key), n in self._current.patterns.items():
+            patterns[key] += n
+        return patterns
 
     def joint(self, question_ids: Sequence[int]) -> Counter[tuple[int, ...]]:
         """``{(report to q1, report to q2, …): respondents}`` over the respondents who
         answered every one of ``question_ids`` (a skip is not an answer)."""
         if not question_ids:
             raise ValueError("joint counts need at least one question")
-        counts = self._joint_from_patterns(question_ids)
-        return counts if counts is not None else self._joint_from_answers(question_ids)
-
-    @cached_property
-    def patterns(self) -> Counter[str]:
-        """{answer pattern key: respondents}: every combination of reports given in the
-        round (real and simulated together; see :meth:`AnswerPattern.key_for`)."""
-        rows = AnswerPattern.objects.filter(survey=self.survey, round=self.round)
-        patterns: Counter[str] = Counter()
-        for key, n in rows.values_list("key", "count"):
-            patterns[key] += n
-        return patterns
-
-    def _joint_from_patterns(self, question_ids: Sequence[int]) -> Counter | None:
-        """From the answer patterns kept at write time, or None when some stored report
-        is in none of them (an import): then some question has more tallied reports than
-        the patterns that hold it."""
         counts: Counter[tuple[int, ...]] = Counter()
-        held: Counter[int] = Counter()
         for key, n in self.patterns.items():
-            values = AnswerPattern.parse(key)
-            for qid in question_ids:
-                if values.get(qid) is not None:
-                    held[qid] += n
+            values = parse_key(key)
             if all(values.get(qid) is not None for qid in question_ids):
                 counts[tuple(values[qid] for qid in question_ids)] += n
-        tallied = {qid: self.tally(qid).count for qid in question_ids}
-        if any(tallied[qid] != held[qid] for qid in question_ids):
-            return None
         return counts
-
-    def _joint_from_answers(self, question_ids: Sequence[int]) -> Counter:
-        """One query: the submissions joined once per question to that question's
-        answer, grouped by the answers' values."""
-        joins = {
-            f"q{i}": FilteredRelation(
-                "answers", condition=Q(answers__question_id=qid, answers__value__isnull=False)
-            )
-            for i, qid in enumerate(question_ids)
-        }
-        values = [f"q{i}__value" for i in range(len(question_ids))]
-        rows = (
-            Submission.objects.filter(survey=self.survey, round=self.round)
-            .annotate(**joins)
-            .filter(**{f"{value}__isnull": False for value in values})
-            .values_list(*values)
-            .annotate(n=Count("pk"))
-            .order_by()
-        )
-        return Counter({tuple(row[:-1]): row[-1] for row in rows})
 
 
 class FrozenCounts(SurveyCounts):
@@ -167,12 +180,12 @@ class FrozenCounts(SurveyCounts):
 
     @classmethod
     def freeze(cls, counts: SurveyCounts) -> FrozenCounts:
-        questions = list(counts.survey.questions.values_list("id", flat=True))
+        hourly = counts._hourly()
         data = {
             "round": counts.round,
             "hours": {
-                str(qid): [[h.hour.isoformat(), _tally_json(h.tally)] for h in counts.hours(qid)]
-                for qid in questions
+                str(qid): [[h.isoformat(), _tally_json(by_hour[h])] for h in sorted(by_hour)]
+                for qid, by_hour in hourly.items()
             },
             "patterns": dict(counts.patterns),
         }
@@ -196,9 +209,6 @@ class FrozenCounts(SurveyCounts):
     @cached_property
     def patterns(self) -> Counter[str]:
         return Counter(self.data["patterns"])
-
-    def _joint_from_answers(self, question_ids: Sequence[int]) -> Counter:
-        raise ValueError("frozen counts hold the answer patterns only")
 
 
 def _tally_json(tally: QuestionTally) -> dict:
@@ -235,14 +245,58 @@ def joint_counts(
     return survey_counts(survey, round).joint(question_ids)
 
 
-def has_reports(survey: Survey) -> bool:
+def has_reports(survey: Survey | int) -> bool:
     """Whether any report of the survey is stored, in any round, simulated or not."""
-    return Submission.objects.filter(survey=survey).exists()
+    survey_id = getattr(survey, "pk", survey)
+    return SurveyCount.objects.filter(survey_id=survey_id).exists() or any(
+        inbox.objects.filter(survey_id=survey_id).exists() for inbox in INBOXES
+    )
+
+
+def quota_taken(survey: Survey) -> int:
+    """The real submissions a quota counts: those sealed, and those of the current
+    hours' quota counts (kept for surveys with a quota). Three one-row reads."""
+    sealed = SurveyCount.objects.filter(survey=survey).values_list("real", flat=True).first()
+    current = sum(
+        quota.objects.filter(survey=survey).values_list("n", flat=True).first() or 0
+        for quota in QUOTA_COUNTS
+    )
+    return (sealed or 0) + current
+
+
+def with_response_counts(surveys: QuerySet) -> QuerySet:
+    """Surveys annotated with ``n_responses`` and ``n_simulated``: the sealed count and
+    the current hours' rows, in the one query that lists them."""
+
+    def current(**filters) -> Coalesce:
+        counts = [
+            Subquery(
+                inbox.objects.filter(survey=OuterRef("pk"), **filters)
+                .values("survey")
+                .annotate(n=Count("receipt"))
+                .values("n")
+            )
+            for inbox in INBOXES
+        ]
+        return sum((Coalesce(c, 0) for c in counts[1:]), Coalesce(counts[0], 0))
+
+    return surveys.annotate(
+        n_responses=Coalesce(F("sealed_count__real") + F("sealed_count__simulated"), 0) + current(),
+        n_simulated=Coalesce(F("sealed_count__simulated"), 0) + current(simulated=True),
+    )
 
 
 def stored_submissions(survey: Survey, *, simulated: bool | None = None) -> int:
-    """How many submissions of the survey are stored (all rounds)."""
-    submissions = Submission.objects.filter(survey=survey)
-    if simulated is not None:
-        submissions = submissions.filter(simulated=simulated)
-    return submissions.count()
+    """How many submissions of the survey are stored (all rounds): one sealed count and
+    one count of the current hour's rows, whatever the number of respondents before."""
+    sealed = SurveyCount.objects.filter(survey=survey).first() or SurveyCount()
+    if simulated is None:
+        total = sealed.real + sealed.simulated
+    else:
+        total = sealed.simulated if simulated else sealed.real
+    for inbox in INBOXES:
+        rows = inbox.objects.filter(survey=survey)
+        if simulated is not None:
+            rows = rows.filter(simulated=simulated)
+        total += rows.count()
+    return total

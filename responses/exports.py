@@ -1,35 +1,59 @@
 """The randomized responses as a file: one row per submission, one column per question,
-in the codebook's column order (:mod:`survey.exports`)."""
+in the codebook's column order (:mod:`survey.codebook`)."""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Iterator
-from itertools import groupby
 
-from responses.models import Answer
+from django.db.models import Count
+
+from responses.batch import parse_key
+from responses.models import INBOXES, AnswerPattern
 from survey.codebook import question_columns
 from survey.models import Survey
 
 
-def response_rows(survey: Survey) -> Iterator[list]:
-    """The header, then one row per real (not simulated) submission.
+def response_counts(survey: Survey) -> Counter[tuple[int, str]]:
+    """``{(round, answer pattern key): real submissions}``, sealed and current together."""
+    counts: Counter[tuple[int, str]] = Counter()
+    sealed = AnswerPattern.objects.filter(survey=survey, simulated=False)
+    for round_, key, n in sealed.values_list("round", "key", "count").iterator(chunk_size=2000):
+        counts[round_, key] += n
+    for inbox in INBOXES:
+        current = (
+            inbox.objects.filter(survey=survey, simulated=False)
+            .values_list("round", "reports")
+            .annotate(n=Count("receipt"))
+            .order_by()
+        )
+        for round_, key, n in current:
+            counts[round_, key] += n
+    return counts
 
-    Ordered by the random submission id, so row order says nothing about arrival order.
+
+def response_rows(survey: Survey) -> Iterator[list]:
+    """The header, then one row per real (not simulated) submission: its round and its
+    report to each question, empty for a skip or a question it did not answer.
+
+    Sealed submissions exist only as counts of identical answers, so the rows come
+    sorted by round and answers: their order says nothing about anyone's arrival.
     """
     columns = question_columns(survey)
     yield ["round", *(name for name, _ in columns)]
-    answers = (
-        Answer.objects.filter(submission__survey=survey, submission__simulated=False)
-        .order_by("submission_id")
-        .values_list("submission_id", "submission__round", "question_id", "value")
-        .iterator(chunk_size=2000)
-    )
-    for _, group in groupby(answers, key=lambda row: row[0]):
-        rows = list(group)
-        by_question = {qid: value for _, _, qid, value in rows}
-        yield [rows[0][1], *(by_question.get(q.id, "") for _, q in columns)]
+    counts = response_counts(survey)
+    rows = []
+    for (round_, key), n in counts.items():
+        values = parse_key(key)
+        row = [round_, *(values.get(q.id) for _, q in columns)]
+        rows.append((row, n))
+    rows.sort(key=lambda item: [(v is None, v or 0) for v in item[0]])
+    for row, n in rows:
+        shown = ["" if v is None else v for v in row]
+        for _ in range(n):
+            yield shown
 
 
 def responses_csv(survey: Survey) -> str:

@@ -8,13 +8,10 @@ all three accept exactly the same files.
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import re
 import tempfile
 import time
-import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -24,9 +21,10 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from estimator.designs import IMPOSSIBLE_REPORT
-from responses.models import Answer, Submission, Tally
+from responses.models import INBOXES, hour_tables
+from responses.write import design_version_now, hold_arrivals, inbox_rows, start_import
 from survey.codebook import question_columns
-from survey.models import Question, Survey, current_hour
+from survey.models import Question, Survey
 
 MAX_REPORTED_ERRORS = 50
 # Answers per write transaction of an import (rows × questions): short enough that a
@@ -221,8 +219,8 @@ def import_responses(
     The whole file is checked first without writing anything (a rejected file stores
     nothing). Rows are then stored in batches of about ``IMPORT_BATCH_ANSWERS`` answers,
     each its own short transaction, so that respondents answering meanwhile wait a
-    moment at most (SQLite has one writer at a time). The first batch checks, under the
-    survey row's lock, that the questions are still those the file was checked against;
+    moment at most (SQLite has one writer at a time). The first batch checks, with the
+    write lock held, that the questions are still those the file was checked against;
     from then on the survey has answers and its questions are frozen. If a batch fails,
     the batches already stored are removed again before the error propagates.
 
@@ -242,80 +240,52 @@ def import_responses(
     except BaseException:
         batch.undo()
         raise
+    batch.finish()
     return batch.stored
 
 
-SUBMISSION_COLUMNS = ("submission_id", "survey_id", "round", "simulated", "received_hour")
-ANSWER_COLUMNS = ("submission_id", "question_id", "value")
-
-
-def insert_rows(cursor, model, columns: tuple[str, ...], rows: list[tuple]) -> None:
-    """One multi-row INSERT (far quicker than ``bulk_create``, which builds its SQL
-    while the transaction holds the lock)."""
-    placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    cursor.execute(
-        f"INSERT INTO {model._meta.db_table} ({', '.join(columns)}) VALUES "
-        + ", ".join([placeholders] * len(rows)),
-        [item for row in rows for item in row],
-    )
-
-
 class ImportBatches:
-    """Stores an import batch by batch, remembering enough to take it all back."""
+    """Stores an import batch by batch as current-hour rows of one import (the seal
+    leaves them alone until the import has finished), and can take it all back."""
 
     def __init__(self, survey: Survey, design_version: int) -> None:
         self.survey = survey
         self.design_version = design_version
-        self.hour = current_hour()
-        self.round = survey.current_round
-        self.ids = bytearray()  # 16 bytes per stored submission id
-        self.counts: Counter[tuple[int, int]] = Counter()
+        self.marker = start_import(survey)
+        self.hour = self.marker.started_hour
+        self.stored = 0
 
-    @property
-    def stored(self) -> int:
-        return len(self.ids) // 16
-
-    def store(self, reports: list[dict[int, int]]) -> None:
-        """One batch in one short transaction. The statements are built before it
-        starts, so the lock is held only while the database writes."""
-        ids = [uuid.uuid4() for _ in reports]
-        prep = functools.partial(Submission._meta.pk.get_db_prep_value, connection=connection)
-        hour = connection.ops.adapt_datetimefield_value(self.hour)
-        submissions = [(prep(sid), self.survey.pk, self.round, False, hour) for sid in ids]
-        answers = [
-            (prep(sid), question, value)
-            for sid, values in zip(ids, reports, strict=True)
-            for question, value in values.items()
-        ]
-        counts = Counter(item for values in reports for item in values.items())
+    def store(self, reports: list[dict[int, int | None]]) -> None:
+        """One batch in one short transaction. The rows are built before it starts, so
+        the lock is held only while the database writes."""
+        tables = hour_tables(self.hour)
+        rows = list(
+            inbox_rows(self.survey, reports, simulated=False, hour=self.hour, batch=self.marker.pk)
+        )
         started = time.monotonic()
-        with transaction.atomic(), connection.cursor() as cursor:
-            if self.survey.locked_design_version() != self.design_version:
+        with transaction.atomic():
+            hold_arrivals(tables)
+            if design_version_now(self.survey.pk) != self.design_version:
                 raise ImportRejected(
                     [LineError(1, "the survey's questions changed during the import; try again")]
                 )
-            insert_rows(cursor, Submission, SUBMISSION_COLUMNS, submissions)
-            insert_rows(cursor, Answer, ANSWER_COLUMNS, answers)
-            Tally.add_counts(counts, round=self.round, simulated=False, hour=self.hour)
+            tables.inbox.objects.bulk_create(rows)
         held = time.monotonic() - started
-        self.ids += b"".join(sid.bytes for sid in ids)
-        self.counts.update(counts)
+        self.stored += len(rows)
         if connection.vendor == "sqlite":
             # SQLite has one writer, and a respondent waiting for it retries every 100 ms
             # at most (its busy handler): leave the lock free at least that long, and as
             # long as this batch held it, so that the respondent surely gets its turn.
             time.sleep(max(held, SQLITE_RETRY_SECONDS))
 
+    def finish(self) -> None:
+        """Every row is stored: from now on the seal may seal them."""
+        self.marker.delete()
+
     def undo(self) -> None:
-        """Remove every submission stored so far and subtract its reports from the
-        tallies (over whichever shards hold them: only the totals matter)."""
-        ids = [uuid.UUID(bytes=bytes(self.ids[i : i + 16])) for i in range(0, len(self.ids), 16)]
+        """Remove every row stored so far (none was sealed: the marker kept them)."""
         with transaction.atomic():
-            for start in range(0, len(ids), IMPORT_BATCH_ANSWERS):
-                part = ids[start : start + IMPORT_BATCH_ANSWERS]
-                Answer.objects.filter(submission_id__in=part).delete()
-                Submission.objects.filter(submission_id__in=part).delete()
-            for (question_id, value), count in self.counts.items():
-                Tally.subtract(question_id, value, count, round=self.round, hour=self.hour)
-        self.ids.clear()
-        self.counts.clear()
+            for inbox in INBOXES:
+                inbox.objects.filter(batch=self.marker.pk).delete()
+            self.marker.delete()
+        self.stored = 0

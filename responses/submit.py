@@ -30,12 +30,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.json import strict_constant
 
+from responses import credentials
 from responses.answer_sheet import AnswerSheet, InvalidAnswers
-from responses.models import Submission
-from responses.write import record_submission
+from responses.fast_path import store_if_accepting
+from responses.write import QuotaReached, receipt_stored, record_submission
 from survey import invites, ratelimit
 from survey.limits import MAX_QUESTIONS
-from survey.models import DesignChanged, Invite, InviteRejected, SubmissionIdTaken, Survey
+from survey.models import DesignChanged, InviteRejected, SubmissionIdTaken, Survey
 
 MAX_ANSWERS = MAX_QUESTIONS  # one answer per question
 INVITE_REJECTED = (
@@ -208,35 +209,28 @@ def submit_response(request: Request, slug: str) -> Response:
         return design_changed()
     receipt = make_receipt(data["submission_id"], data["answers"])
     design = sheet.design_version
-    if Submission.store_if_accepting(
-        sheet.survey_id,
-        data["submission_id"],
-        data["answers"],
-        design=design,
-        designs=sheet.designs,
-    ):
+    if store_if_accepting(sheet.survey_id, data["submission_id"], data["answers"], design=design):
         return Response(receipt, status=status.HTTP_201_CREATED)
-    # Nothing stored: a retry, a closed or locked survey, or an invite needed.
+    # Nothing stored: a retry, a closed or locked survey, an invite needed, the quota.
     survey = get_object_or_404(Survey, slug=slug)
+    stored_for = receipt_stored(data["submission_id"])
+    if stored_for == survey.pk:
+        # A retry (the answer to the first try was lost): its receipt, even once the
+        # survey has closed, and nothing spent or counted again.
+        return Response(receipt, status=status.HTTP_200_OK)
+    if stored_for is not None:
+        return submission_id_taken()
     if not survey.is_accepting:
-        # A retry of a submission stored before the survey closed still gets its receipt.
-        if survey.receipts.filter(submission_id=data["submission_id"]).exists():
-            return Response(receipt, status=status.HTTP_200_OK)
-        return Response(
-            {"detail": "This survey is not accepting answers right now."},
-            status=status.HTTP_409_CONFLICT,
-        )
+        return not_accepting()
     credential, token = data.get("credential"), data.get("invite")
     if survey.requires_invite and credential is None and token:
-        if survey.submissions.filter(submission_id=data["submission_id"]).exists():
-            return Response(receipt, status=status.HTTP_200_OK)
         try:
-            credential = Invite.issue(survey, token)
+            credential = credentials.issue(survey, token)
         except InviteRejected:
             return invite_rejected()
         response = record(survey, data, credential, receipt, design)
         if response.status_code >= 400:
-            Invite.give_back(survey, token)  # refused as a whole: the invite still works
+            credentials.give_back(survey, token)  # refused as a whole: the invite still works
         return response
     return record(survey, data, credential, receipt, design)
 
@@ -259,11 +253,25 @@ def record(
     except InviteRejected:
         return invite_rejected()
     except SubmissionIdTaken:
-        return Response(
-            {"submission_id": ["This id belongs to another survey's submission; use a new one."]},
-            status=status.HTTP_409_CONFLICT,
-        )
+        return submission_id_taken()
+    except QuotaReached:
+        survey.close_if_due()
+        return not_accepting()
     return Response(receipt, status=status.HTTP_201_CREATED if stored else status.HTTP_200_OK)
+
+
+def not_accepting() -> Response:
+    return Response(
+        {"detail": "This survey is not accepting answers right now."},
+        status=status.HTTP_409_CONFLICT,
+    )
+
+
+def submission_id_taken() -> Response:
+    return Response(
+        {"submission_id": ["This id belongs to another survey's submission; use a new one."]},
+        status=status.HTTP_409_CONFLICT,
+    )
 
 
 def invite_rejected() -> Response:
@@ -308,9 +316,7 @@ def plain_submissions_first(view: Callable[..., HttpResponse]) -> Callable[..., 
                 data = None
             sheet = AnswerSheet.for_slug(slug) if isinstance(data, dict) else None
             plain = plainly_valid(data, sheet) if sheet else None
-            if plain and Submission.store_if_accepting(
-                sheet.survey_id, *plain, design=sheet.design_version, designs=sheet.designs
-            ):
+            if plain and store_if_accepting(sheet.survey_id, *plain, design=sheet.design_version):
                 return JsonResponse(make_receipt(*plain), status=201)
         return view(request, slug=slug)
 
@@ -370,7 +376,7 @@ def exchange_invite(request: Request, slug: str) -> Response:
     data = serializer.validated_data
     try:
         blinded = invites.b64decode(data["blinded_message"], "blinded_message")
-        signature = Invite.exchange(survey, data["invite"], blinded)
+        signature = credentials.exchange(survey, data["invite"], blinded)
     except invites.BadCredential as error:
         return Response({"blinded_message": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
     except InviteRejected:

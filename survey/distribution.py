@@ -19,6 +19,8 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
+from responses.counts import stored_submissions
+from responses.credentials import used_invites
 from responses.imports import (
     ImportRejected,
     ImportTooLarge,
@@ -41,7 +43,7 @@ def invite_path(survey: Survey, token: str) -> str:
 
 def invite_counts(survey: Survey) -> dict[str, int]:
     total = survey.invites.count()
-    used = survey.invites.filter(used=True).count()
+    used = used_invites(survey)
     return {"total": total, "used": used, "unused": total - used}
 
 
@@ -79,7 +81,7 @@ def distribute_context(request: HttpRequest, survey: Survey) -> dict:
         "max_import_rows": f"{row_limit(survey.questions.count()):,}",
         "preview_link": reverse("survey:preview", args=[survey.id]),
         "closing_form": ClosingForm(instance=survey),
-        "responses": survey.submissions.filter(simulated=False).count(),
+        "responses": stored_submissions(survey, simulated=False),
     }
 
 

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.validators import MinValueValidator
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.urls import reverse
 from django.utils import timezone
@@ -110,10 +110,9 @@ class SurveyQuerySet(models.QuerySet):
 
     def with_response_counts(self) -> SurveyQuerySet:
         """``n_responses`` and ``n_simulated`` per survey, counted by the database."""
-        return self.annotate(
-            n_responses=models.Count("submissions"),
-            n_simulated=models.Count("submissions", filter=models.Q(submissions__simulated=True)),
-        )
+        from responses.counts import with_response_counts  # responses builds on these models
+
+        return with_response_counts(self)
 
     def purge_expired(self, now: datetime | None = None) -> int:
         """Delete for good the surveys in the trash for longer than
@@ -223,11 +222,11 @@ class Survey(models.Model):
         """Why the survey should be closed by now (close date passed, quota reached)."""
         if self.closes_at is not None and self.closes_at <= timezone.now():
             return "its close date has passed"
-        if (
-            self.response_quota is not None
-            and self.submissions.filter(simulated=False).count() >= self.response_quota
-        ):
-            return "it has reached its response quota"
+        if self.response_quota is not None:
+            from responses.counts import quota_taken  # responses builds on these models
+
+            if quota_taken(self) >= self.response_quota:
+                return "it has reached its response quota"
         return None
 
     def close_if_due(self) -> bool:
@@ -344,8 +343,14 @@ class Survey(models.Model):
         self.save(update_fields=["status"])
 
     def close(self) -> None:
+        """Stop taking answers and seal the survey's answers at once, its current hour
+        included (:mod:`responses.sealing`): closing is when a researcher may look at the
+        database, so nothing of the order of arrival may be left in it."""
+        from responses.sealing import seal_survey  # responses builds on these models
+
         self.status = self.Status.CLOSED
         self.save(update_fields=["status"])
+        transaction.on_commit(lambda: seal_survey(self.pk))
 
     def has_answers(self) -> bool:
         from responses.counts import has_reports  # responses builds on these models
@@ -362,13 +367,18 @@ class Survey(models.Model):
         """Raise :class:`DesignFrozen` when the questions' designs may no longer change;
         otherwise count one more design version.
 
-        Call it inside the transaction that edits them: it locks the survey row first.
-        Storing a submission takes a share of that lock before it writes and checks the
-        version its answers were validated against, so either the submission waits for
-        the edit and then finds the version changed (nothing stored), or the edit waits
-        for the submission and then finds the survey frozen. Answer sheets cached by the
-        submit endpoint rely on it (SQLite's write transactions are exclusive).
+        Call it inside the transaction that edits them. It first waits until no
+        submission is being written and holds new ones back until it commits
+        (:func:`responses.write.hold_for_design_edit`); a submission checks, after taking
+        its own write lock, the version its answers were validated against. So either
+        the submission waits for the edit and then finds the version changed (nothing
+        stored), or the edit waits for the submission and then finds the survey frozen.
+        Answer sheets cached by the submit endpoint rely on it (SQLite's write
+        transactions are exclusive anyway).
         """
+        from responses.write import hold_for_design_edit  # responses builds on these models
+
+        hold_for_design_edit()
         locked = Survey.objects.select_for_update().filter(pk=self.pk)
         version = locked.values_list("design_version", flat=True).get()
         if self.is_frozen:
@@ -396,17 +406,6 @@ class Survey(models.Model):
         if action == "close":
             return None if self.status == self.Status.OPEN else "Only an open survey can be closed."
         return f"Unknown action {action!r}."
-
-    def locked_design_version(self) -> int:
-        """The design version now, holding a share of the survey row's lock until the
-        transaction ends, so no question edit can commit in between (PostgreSQL; SQLite's
-        write transactions are exclusive anyway): what every write of answers checks."""
-        sql = f"SELECT design_version FROM {Survey._meta.db_table} WHERE id = %s"
-        if connection.vendor == "postgresql":
-            sql += " FOR KEY SHARE"
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [self.pk])
-            return cursor.fetchone()[0]
 
 
 class SharingRefused(Exception):
@@ -551,7 +550,8 @@ class Invite(models.Model):
     no time, no order, no link to the submission it admitted.
 
     An invite is exchanged once for a credential (:mod:`survey.invites`); the
-    submission carries the credential, and no transaction writes both.
+    submission carries the credential, and no transaction writes both. Its use is kept
+    apart until the hour is sealed (:mod:`responses.credentials`).
     """
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="invites")
@@ -571,50 +571,6 @@ class Invite(models.Model):
         tokens = [new_invite_token() for _ in range(n)]
         cls.objects.bulk_create(cls(survey=survey, token_hash=hash_token(t)) for t in tokens)
         return tokens
-
-    @classmethod
-    def consume(cls, survey: Survey, token: str | None) -> bool:
-        if not token:
-            return False
-        updated = cls.objects.filter(
-            survey=survey, token_hash=hash_token(token), used=False
-        ).update(used=True)
-        return updated == 1
-
-    @classmethod
-    def exchange(cls, survey: Survey, token: str | None, blinded_message: bytes) -> bytes:
-        """Use up the invite and blind-sign ``blinded_message`` (RFC 9474): the
-        credential it becomes is the browser's secret. The same blinded message may be
-        signed again (a retry whose answer was lost); another one may not. Raises
-        :class:`InviteRejected` or :class:`~survey.invites.BadCredential`, then nothing
-        changed."""
-        key = CredentialKey.of(survey).private_key
-        blinded_hash = hashlib.sha256(blinded_message).hexdigest()
-        with transaction.atomic():
-            updated = (
-                cls.objects.filter(survey=survey, token_hash=hash_token(token or ""))
-                .filter(models.Q(used=False) | models.Q(blinded_hash=blinded_hash))
-                .update(used=True, blinded_hash=blinded_hash)
-            )
-            if not token or updated != 1:
-                raise InviteRejected
-            return invites.blind_sign(key, blinded_message)
-
-    @classmethod
-    def issue(cls, survey: Survey, token: str | None) -> invites.Credential:
-        """Use up the invite for a credential the server signs itself (no JavaScript,
-        or an API client sending its invite): the server's code sees both for a moment,
-        but stores nothing that joins them. Raises :class:`InviteRejected`."""
-        key = CredentialKey.of(survey).private_key
-        with transaction.atomic():
-            if not cls.consume(survey, token):
-                raise InviteRejected
-            return invites.sign(key)
-
-    @classmethod
-    def give_back(cls, survey: Survey, token: str) -> None:
-        """Undo :meth:`issue` when the submission it was for was refused as a whole."""
-        cls.objects.filter(survey=survey, token_hash=hash_token(token)).update(used=False)
 
 
 class CredentialKey(models.Model):

@@ -13,13 +13,13 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from responses import credentials
 from responses.answer_sheet import AnswerSheet, InvalidAnswers
 from responses.write import record_submission
 from survey import invites, languages, ratelimit, served_code
 from survey.models import (
     CredentialKey,
     DesignChanged,
-    Invite,
     InviteRejected,
     SubmissionIdTaken,
     Survey,
@@ -111,7 +111,7 @@ def respond_paper_invite(request: HttpRequest, slug: str) -> HttpResponse:
     if refusal:
         return refusal
     try:
-        credential = Invite.issue(survey, request.POST.get("invite", ""))
+        credential = credentials.issue(survey, request.POST.get("invite", ""))
     except InviteRejected:
         return _invite_rejected(request, survey, "rejected")
     context = _page_context(survey, credential=credential.as_json())

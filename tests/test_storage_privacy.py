@@ -17,7 +17,8 @@ from django.test import Client
 from django.urls import reverse
 
 from config.logging import DropClientDetails
-from responses.models import Answer, Receipt, SpentCredential, Submission, Tally
+from responses import models as stored
+from responses.models import INBOXES, INVITE_USES, AnswerPattern, Receipt, SpentCredential
 from survey.models import Invite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,14 +33,22 @@ TRUTH_NAME = re.compile(r"(^|_)(true|truth|true_answer|true_value|actual|raw|unr
 # Free-form fields on the respondent side could hold anything; each one is vetted here.
 FREE_FORM = (models.CharField, models.TextField, models.JSONField, models.BinaryField)
 # SHA-256 hashes of: the token; the blinded message it was exchanged for (independent of
-# the credential, RFC 9474); a spent credential's random message. Nothing else.
+# the credential, RFC 9474); a spent credential's random message. And the answer-pattern
+# key of checked reports ("question=report,…"). Nothing else.
 VETTED_FREE_FORM = {
     (Invite, "token_hash"),
     (Invite, "blinded_hash"),
     (SpentCredential, "spent_id"),
+    (AnswerPattern, "key"),
+    *((inbox, name) for inbox in INBOXES for name in ("reports", "credential")),
+    *((use, name) for use in INVITE_USES for name in ("token_hash", "blinded_hash")),
 }
 # The only time fields on the respondent side, each rounded to the hour before saving.
-HOUR_ROUNDED = {(Submission, "received_hour"), (Receipt, "received_hour"), (Tally, "hour")}
+HOUR_ROUNDED = {
+    (stored.Tally, "hour"),
+    (stored.ImportBatch, "started_hour"),
+    *((model, "hour") for model in (*INBOXES, *INVITE_USES)),
+}
 TIME_FIELDS = (models.DateTimeField, models.DateField, models.TimeField, models.DurationField)
 CLIENT_DETAILS = {
     "REMOTE_ADDR": "198.51.100.77",
@@ -58,9 +67,8 @@ def all_fields():
 
 
 def respondent_models() -> set[type[models.Model]]:
-    """Submission, Answer, Receipt, Tally, Invite, SpentCredential and any model that
-    points at one of them."""
-    core = {Submission, Answer, Receipt, Tally, Invite, SpentCredential}
+    """Every model of the responses app, Invite, and any model that points at one."""
+    core = {*apps.get_app_config("responses").get_models(), Invite}
     return core | {
         model for model, field in all_fields() if field.is_relation and field.related_model in core
     }
@@ -103,15 +111,20 @@ def test_respondent_side_models_keep_no_precise_time():
         assert not (getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False))
 
 
-def test_submissions_answers_and_receipts_have_no_sequential_key():
-    """Random keys (a server-drawn one for submissions, the client's for receipts) and a
-    composite one for answers: nothing counts up as they arrive."""
-    assert isinstance(Submission._meta.pk, models.UUIDField)
-    assert isinstance(Receipt._meta.pk, models.UUIDField)
-    assert isinstance(Answer._meta.pk, models.CompositePrimaryKey)
-    assert [f.name for f in Answer._meta.pk.fields] == ["submission", "question"]
-    for model in (Submission, Answer, Receipt):
-        assert not any(isinstance(f, AutoFieldMixin) for f in model._meta.concrete_fields)
+def test_nothing_that_holds_a_submission_has_a_sequential_key():
+    """Random keys (a digest of the client's id for receipts and the current hour's rows)
+    and composite ones for the counts: nothing counts up as submissions arrive. Tally
+    rows, written only by the seal, one per question, hour and report, are the one
+    table with an automatic key."""
+    for model in (*INBOXES, Receipt):
+        assert isinstance(model._meta.pk, models.UUIDField)
+    assert isinstance(AnswerPattern._meta.pk, models.CompositePrimaryKey)
+    sequential = {
+        model.__name__
+        for model in apps.get_app_config("responses").get_models()
+        if any(isinstance(f, AutoFieldMixin) for f in model._meta.concrete_fields)
+    }
+    assert sequential == {"Tally"}
 
 
 def test_nothing_links_a_clients_id_to_the_submission_it_stored():
@@ -126,7 +139,7 @@ def test_nothing_links_a_clients_id_to_the_submission_it_stored():
 
 def test_an_invite_cannot_be_linked_to_the_answer_it_admitted():
     relations = {f.related_model for f in Invite._meta.concrete_fields if f.is_relation}
-    assert relations.isdisjoint({Submission, Answer, Receipt, Tally})
+    assert relations.isdisjoint(set(apps.get_app_config("responses").get_models()))
     assert not any(isinstance(f, TIME_FIELDS) for f in Invite._meta.concrete_fields)
     assert not any(
         f.is_relation and f.related_model is Invite
@@ -135,9 +148,15 @@ def test_an_invite_cannot_be_linked_to_the_answer_it_admitted():
     )
 
 
-def test_the_only_answer_stored_is_the_randomized_value():
-    answer_fields = {f.name for f in Answer._meta.concrete_fields}
-    assert answer_fields == {"submission", "question", "value"}
+def test_the_only_answers_stored_are_the_randomized_reports():
+    for inbox in INBOXES:
+        fields = {f.name for f in inbox._meta.concrete_fields}
+        assert fields == {
+            "receipt", "survey", "round", "simulated", "hour", "reports", "credential", "batch"
+        }  # fmt: skip
+    assert {f.name for f in AnswerPattern._meta.concrete_fields} == {
+        "survey", "round", "simulated", "key", "count"
+    }  # fmt: skip
 
 
 def every_stored_value() -> str:
@@ -177,8 +196,11 @@ def test_a_respondents_details_are_nowhere_in_the_database(make_survey, settings
     assert "198.51.100" not in stored and "PrivacyProbe" not in stored
     assert not any(token in stored for token in tokens)
     assert apps.get_model("sessions", "Session").objects.count() == 0
-    for hour in Submission.objects.values_list("received_hour", flat=True):
-        assert (hour.minute, hour.second, hour.microsecond) == (0, 0, 0)
+    for inbox in INBOXES:
+        for hour in inbox.objects.values_list("hour", flat=True):
+            assert (hour.minute, hour.second, hour.microsecond) == (0, 0, 0)
+    body_id = uuid.UUID(body["submission_id"])
+    assert body_id.hex not in stored and str(body_id) not in stored  # a digest only
 
 
 @pytest.mark.django_db
@@ -227,4 +249,5 @@ def test_the_how_it_works_page_says_what_the_device_keeps_and_what_stays_visible
     assert "report:q18:d1" in html and '{"report":1}' in html
     assert "Never your true answer (not even in the name of an entry), never how" in html
     assert "watching the server live during the current hour" in html
-    assert "rewritten in a random order under new random keys" in html
+    assert "its rows become counts (how many people gave each combination of answers)" in html
+    assert "the hour's tables are emptied" in html

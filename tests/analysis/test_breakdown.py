@@ -6,17 +6,14 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import random
 import uuid
-from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db.models import Sum
 
 from estimator.disclosure import suppress_cells
 from responses.counts import joint_counts, survey_counts
-from responses.models import AnswerPattern, Submission
-from responses.sealing import seal_finished_hours
+from responses.fast_path import store_if_accepting
+from responses.sealing import seal
 from responses.write import record_submission
 from tests.analysis.analysis_data import (
     analysis_survey,
@@ -24,7 +21,7 @@ from tests.analysis.analysis_data import (
     fill,
     questions,
 )
-from tests.storage import freeze_hour, joint_from_rows
+from tests.storage import joint_from_rows, stored_count
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -250,12 +247,13 @@ def test_anonymous_and_trashed_are_404_or_401(owner, study):
     assert get(owner, study, question=q["cheat"], by=q["faculty"]).status_code == 404
 
 
-def test_the_counts_come_from_the_answer_patterns_in_two_small_queries(
+def test_the_counts_come_from_the_answer_patterns_in_three_small_queries(
     owner, study, django_assert_max_num_queries
 ):
+    """The sealed patterns, the current hour's rows grouped, the designs."""
     fill(study, [40, 40, 40, 40])
     q = questions(study)
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(3):
         counts = joint_counts(study, [q["faculty"], q["cheat"]])
     assert counts == joint_from_rows(study, [q["faculty"], q["cheat"]])
     assert sum(counts.values()) == 160 and len(counts) <= 8
@@ -266,25 +264,19 @@ def test_the_respondents_fast_path_keeps_the_patterns(owner, study):
     q = questions(study)
     before = joint_counts(study, [q["faculty"], q["cheat"]])
     values = {question.id: 0 for question in study.questions.all()}
-    assert Submission.store_if_accepting(
-        study.id, uuid.uuid4(), values, design=study.design_version
-    )
-    assert AnswerPattern.objects.filter(survey=study).aggregate(n=Sum("count"))["n"] == 161
+    assert store_if_accepting(study.id, uuid.uuid4(), values, design=study.design_version)
     after = joint_counts(study, [q["faculty"], q["cheat"]])
     assert sum(after.values()) == 161 and after[(0, 0)] == before[(0, 0)] + 1
     assert after == joint_from_rows(study, [q["faculty"], q["cheat"]])
 
 
-def test_a_submission_stored_without_its_pattern_falls_back_to_one_group_by(owner, study):
-    """A write path that does not keep the patterns cannot make the counts wrong: the
-    tallies outnumber the patterns, and the answers are grouped instead."""
+def test_sealing_leaves_every_joint_count_as_it_was(owner, study):
     fill(study, [40, 40, 40, 40])
     q = questions(study)
-    row = AnswerPattern.objects.filter(survey=study).order_by("key").first()
-    AnswerPattern.objects.filter(pk=row.pk).update(count=row.count - 1)
-    counts = joint_counts(study, [q["faculty"], q["cheat"]])
-    assert sum(counts.values()) == 160
-    assert counts == joint_from_rows(study, [q["faculty"], q["cheat"]])
+    before = joint_counts(study, [q["faculty"], q["cheat"]])
+    seal(everything=True)
+    assert joint_counts(study, [q["faculty"], q["cheat"]]) == before
+    assert before == joint_from_rows(study, [q["faculty"], q["cheat"]])
 
 
 def test_patterns_are_kept_per_round_and_survey(owner, study, make_survey):
@@ -294,7 +286,7 @@ def test_patterns_are_kept_per_round_and_survey(owner, study, make_survey):
     q = questions(study)
     assert sum(joint_counts(study, [q["faculty"], q["cheat"]]).values()) == 15
     assert sum(joint_counts(study, [q["faculty"], q["cheat"]], round=1).values()) == 20
-    assert AnswerPattern.objects.exclude(survey=study).count() == 0
+    assert stored_count() == stored_count(study)
 
 
 def test_simulated_respondents_count_as_in_the_estimates(owner, study):
@@ -364,63 +356,6 @@ def test_htmx_gets_only_the_fragment(client, owner, study):
     assert "<svg" in fragment
 
 
-@pytest.mark.django_db(transaction=True)
-def test_sealing_rewrites_the_patterns_so_none_keeps_its_last_writers_trace(
-    make_survey, monkeypatch
-):
-    """A pattern row is last written by the last submission with that combination of
-    reports: after the hour is sealed neither its transaction id nor its place in the
-    table may say which one, or when."""
-    from django.db import connection
-
-    earlier = datetime(2026, 11, 23, 9, tzinfo=UTC)
-    freeze_hour(monkeypatch, earlier)
-    survey = make_survey(n_questions=4)
-    ids = list(survey.questions.values_list("id", flat=True))
-    arrival = []
-    for index in range(12):
-        values = {q: (index >> bit) & 1 for bit, q in enumerate(ids)}
-        assert record_submission(survey, uuid.uuid4(), values)
-        arrival.append(AnswerPattern.key_for(values))
-    counts = dict(AnswerPattern.objects.values_list("key", "count"))
-    system, order = (
-        ("xmin::text", "ctid") if connection.vendor == "postgresql" else ("rowid", "rowid")
-    )
-
-    def physical():
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT key, {system} FROM survey_answerpattern ORDER BY {order}")
-            return cursor.fetchall()
-
-    assert [key for key, _ in physical()] == arrival  # the trace the seal must remove
-    seal_finished_hours(before=earlier + timedelta(hours=1), rng=random.Random(20261123))
-    after = physical()
-    assert [key for key, _ in after] != arrival
-    assert dict(AnswerPattern.objects.values_list("key", "count")) == counts
-    if connection.vendor == "postgresql":
-        assert len({xmin for _, xmin in after}) == 1
-
-
-def test_shards_of_a_pattern_add_up_and_the_seal_folds_them(owner, study, monkeypatch):
-    """Submissions with the same reports land on several rows (shards), so that
-    concurrent ones seldom wait for one row's lock; the counts are their sum, and
-    sealing leaves one row per pattern."""
-    earlier = datetime(2026, 11, 23, 9, tzinfo=UTC)
-    freeze_hour(monkeypatch, earlier)
-    q = questions(study)
-    values = {q["faculty"]: 1, q["cheat"]: 1}
-    draws = itertools.count()
-    monkeypatch.setattr("responses.models.secrets.randbelow", lambda n: next(draws) % n)
-    for _ in range(6):
-        assert record_submission(study, uuid.uuid4(), values)
-    rows = AnswerPattern.objects.filter(survey=study)
-    assert rows.count() > 1 and sum(rows.values_list("count", flat=True)) == 6
-    assert joint_counts(study, [q["faculty"], q["cheat"]]) == {(1, 1): 6}
-    seal_finished_hours(before=earlier + timedelta(hours=1), rng=random.Random(7))
-    assert list(rows.values_list("shard", "count")) == [(0, 6)]
-    assert joint_counts(study, [q["faculty"], q["cheat"]]) == {(1, 1): 6}
-
-
 def test_patterns_still_answer_when_some_respondents_left_a_question_blank(
     owner, study, monkeypatch
 ):
@@ -433,7 +368,6 @@ def test_patterns_still_answer_when_some_respondents_left_a_question_blank(
         del values[q[skipped]]
         assert record_submission(study, uuid.uuid4(), values)
     expected = joint_from_rows(study, [q["faculty"], q["cheat"]])
-    monkeypatch.setattr("responses.counts.SurveyCounts._joint_from_answers", None)  # would fail
     assert joint_counts(study, [q["faculty"], q["cheat"]]) == expected
     assert sum(expected.values()) == 60
     assert sum(joint_counts(study, [q["cheat"]]).values()) == 61

@@ -8,12 +8,12 @@ import pytest
 
 from estimator.crosstab import crosstab
 from responses.counts import joint_counts
-from responses.models import Answer, Submission
 from tests.analysis.analysis_data import (
     api_for,
     fill,
     questions,
 )
+from tests.storage import stored_count, stored_reports
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -37,18 +37,14 @@ def test_two_yes_no_questions_match_the_maths_on_the_same_counts(owner, study):
     body = response.json()
     # The counts the maths gets, counted here from the rows one by one.
     table = np.zeros((2, 2))
-    answers = Answer.objects.filter(submission__survey=study)
-    by_submission: dict = {}
-    for submission, question, value in answers.values_list("submission", "question", "value"):
-        by_submission.setdefault(submission, {})[question] = value
-    for values in by_submission.values():
+    for values in stored_reports(study):
         table[values[q["cheat"]], values[q["plagiarise"]]] += 1
     expected = crosstab(
         table,
         by_id(study, q["cheat"]).design.response_matrix,
         by_id(study, q["plagiarise"]).design.response_matrix,
     )
-    assert body["n"] == 1000 == Submission.objects.count()
+    assert body["n"] == 1000 == stored_count()
     cells = {(c["a"], c["b"]): c for c in body["cells"]}
     for (i, j), cell in cells.items():
         assert cell["estimate"] == pytest.approx(expected.estimate[i, j])

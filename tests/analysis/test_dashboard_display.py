@@ -17,7 +17,7 @@ from analysis.charts import (
 )
 from analysis.display import Bin, choice_display, number_display, report_bins
 from estimator.designs import make_design
-from responses.models import Tally
+from responses.write import bulk_record
 from survey.models import Question, Survey, current_hour
 from tests.storage import hours_of
 
@@ -134,10 +134,8 @@ def test_each_options_share_over_time_ends_at_its_estimate(owner):
     )  # fmt: skip
     hour = current_hour()
     for h, counts in enumerate(([40, 30, 30], [10, 50, 20])):
-        Tally.add_counts(
-            {(question.id, j): c for j, c in enumerate(counts)},
-            round=1, simulated=h == 0, hour=hour - timedelta(hours=1 - h),
-        )  # fmt: skip
+        reports = [{question.id: j} for j, c in enumerate(counts) for _ in range(c)]
+        bulk_record(survey, reports, simulated=h == 0, hour=hour - timedelta(hours=1 - h))
     series = option_estimates_over_time(question, hours_of(question), 0.95, "wilson")
     final = question.design.estimate([50, 80, 50])
     assert [len(s) for s in series] == [2, 2, 2]

@@ -13,7 +13,7 @@ from analysis import views
 from analysis.charts import means_over_time
 from analysis.display import choice_display
 from estimator.intervals import NO_DATA_MESSAGE
-from responses.models import Tally
+from responses.counts import survey_counts
 from responses.write import bulk_record
 from survey.models import Survey, current_hour
 from tests.analysis.dashboard_survey import (
@@ -202,7 +202,7 @@ def test_over_time_a_number_question_shows_its_mean_with_the_bounds_as_axis(logg
         html,
     )
     assert [int(n) for n, *_ in rows] == [300, 600]
-    final = sleep.design.estimate(Tally.objects.filter(question=sleep).sums()[sleep.id])
+    final = sleep.design.estimate(survey_counts(sleep.survey).tally(sleep.id).stats)
     low, high = final.ci()
     assert [float(x) for x in rows[-1][1:]] == pytest.approx([final.estimate, low, high], abs=0.005)
 

@@ -11,14 +11,15 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from django.core.management import call_command
 
 from analysis.results import survey_results
 from estimator.estimates import NumberStats
-from responses.models import Answer, Submission, Tally
-from responses.sealing import seal_hour
+from responses.counts import survey_counts
+from responses.models import Tally
+from responses.sealing import seal
 from responses.write import bulk_record, record_submission, simulate_respondents
 from survey.models import Survey, current_hour
+from tests.storage import nothing_stored, stored_count, stored_reports
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -99,32 +100,33 @@ def reports_for(survey: Survey, n: int, seed: int) -> list[dict[int, int]]:
     ]
 
 
+def answered(survey: Survey, q) -> list[int]:
+    return [r[q.id] for r in stored_reports(survey) if r.get(q.id) is not None]
+
+
 def sums_from_answers(survey: Survey) -> dict[int, NumberStats]:
     """What the tallies must hold, recomputed from every stored answer."""
     result = {}
     for q in survey.questions.all():
-        values = [int(v) for v in Answer.objects.filter(question=q).values_list("value", flat=True)]
+        values = answered(survey, q)
         result[q.id] = NumberStats(len(values), sum(values), sum(v * v for v in values))
     return result
 
 
 def keyed_counts_from_answers(survey: Survey) -> dict[int, Counter]:
-    result = {}
-    for q in survey.questions.all():
-        design = q.design
-        values = Answer.objects.filter(question=q).values_list("value", flat=True)
-        result[q.id] = Counter(design.tally_key(v) for v in values)
-    return result
+    return {
+        q.id: Counter(q.design.tally_key(v) for v in answered(survey, q))
+        for q in survey.questions.all()
+    }
 
 
 def assert_tallies_match_answers(survey: Survey) -> None:
-    tallies = Tally.objects.filter(question__survey=survey)
-    assert {q: tuple(s) for q, s in tallies.sums().items()} == {
+    tallies = survey_counts(survey).tallies
+    assert {q: tuple(t.stats) for q, t in tallies.items() if t.count} == {
         q: tuple(s) for q, s in sums_from_answers(survey).items() if s.count
     }
-    counts = tallies.counts()
     for qid, expected in keyed_counts_from_answers(survey).items():
-        assert counts.get(qid, {}) == dict(expected)
+        assert dict(tallies[qid].counts) if qid in tallies else dict(expected) == {}
 
 
 def submit(client, survey: Survey, values: dict[int, int]):
@@ -163,7 +165,7 @@ def test_every_write_path_keeps_counts_sums_and_squares(mixed, client):
         },  # fmt: skip
         np.random.default_rng(2),
     )
-    assert Submission.objects.count() == 85
+    assert stored_count() == 85
     assert_tallies_match_answers(mixed)
 
 
@@ -174,15 +176,16 @@ def test_a_number_report_is_tallied_in_a_bin_with_its_exact_sums(mixed):
     far = design.upper + design.max_distance  # the farthest report the design can make
     for value in (far, -design.max_distance, 7, 7):
         assert record_submission(mixed, uuid.uuid4(), others | {number.id: value})
-    rows = Tally.objects.filter(question=number)
-    assert rows.sums()[number.id] == (
-        4,
-        far - design.max_distance + 14,
-        far**2 + design.max_distance**2 + 98,
-    )
-    keys = set(rows.values_list("value", flat=True))
     _, _, bins = design.report_bins
-    assert keys == {bins + 1, 0, design.tally_key(7)}
+    for _ in ("current hour", "sealed"):
+        tally = survey_counts(mixed).tally(number.id)
+        assert tuple(tally.stats) == (
+            4,
+            far - design.max_distance + 14,
+            far**2 + design.max_distance**2 + 98,
+        )
+        assert set(tally.counts) == {bins + 1, 0, design.tally_key(7)}
+        seal(everything=True)
 
 
 def test_sums_of_squares_beyond_a_bigint_stay_exact(owner):
@@ -198,28 +201,33 @@ def test_sums_of_squares_beyond_a_bigint_stay_exact(owner):
     big = 3_000_000_000
     assert q.design.check_report(big) == big
     bulk_record(survey, [{q.id: big}] * 600 + [{q.id: -big}] * 400, simulated=False)
-    (count, total, total_sq) = Tally.objects.filter(question=q).sums()[q.id]
-    assert (count, total) == (1000, 200 * big)
-    assert total_sq == pytest.approx(1000 * big * big, rel=1e-15)
-    assert total_sq > 2**63
-    [entry] = survey_results(survey).as_dict()["questions"]
-    assert entry["mean_unbiased"] == pytest.approx(0.2 * big)
+    for _ in ("current hour", "sealed"):
+        (count, total, total_sq) = survey_counts(survey).tally(q.id).stats
+        assert (count, total) == (1000, 200 * big)
+        assert total_sq == pytest.approx(1000 * big * big, rel=1e-15)
+        assert total_sq > 2**63
+        [entry] = survey_results(survey).as_dict()["questions"]
+        assert entry["mean_unbiased"] == pytest.approx(0.2 * big)
+        seal(everything=True)
 
 
-def test_compacting_and_sealing_keep_every_sum(mixed):
+def test_sealing_keeps_every_sum_and_one_tally_row_per_key(mixed, monkeypatch):
     earlier = current_hour() - timedelta(hours=2)
-    for i in range(6):  # many small batches land on several shards
+    for i in range(6):
         bulk_record(mixed, reports_for(mixed, 10, seed=10 + i), simulated=False, hour=earlier)
-    tallies = Tally.objects.filter(question__survey=mixed)
-    before = (tallies.sums(), tallies.counts(), survey_results(mixed).as_dict())
-    rows_before = tallies.count()
-    call_command("compact_tallies", verbosity=0)
-    assert (tallies.sums(), tallies.counts(), survey_results(mixed).as_dict()) == before
-    assert tallies.count() < rows_before
-    bulk_record(mixed, reports_for(mixed, 10, seed=99), simulated=False, hour=earlier)
-    seal_hour(earlier)
-    assert set(tallies.values_list("shard", flat=True)) == {0}
+    record_submission(mixed, uuid.uuid4(), reports_for(mixed, 1, seed=3)[0])  # this hour
+    before = survey_results(mixed).as_dict()
     assert_tallies_match_answers(mixed)
+    monkeypatch.setattr("responses.sealing.CHUNK", 7)  # many chunks, each its own rows
+    seal(everything=True)
+    assert survey_results(mixed).as_dict() == before
+    assert_tallies_match_answers(mixed)
+    keys = list(
+        Tally.objects.filter(question__survey=mixed).values_list(
+            "question_id", "round", "simulated", "hour", "value"
+        )
+    )
+    assert len(keys) == len(set(keys))
 
 
 # Bad reports of every kind ----------------------------------------------------------
@@ -269,11 +277,7 @@ def test_bad_reports_of_every_kind_are_400_naming_the_field_and_store_nothing(mi
         )
         assert response.status_code == 400, label
         assert "answers" in response.json(), label
-        assert (Submission.objects.count(), Answer.objects.count(), Tally.objects.count()) == (
-            0,
-            0,
-            0,
-        ), label
+        assert nothing_stored(), label
     assert submit(client, mixed, good).status_code == 201
 
 
@@ -285,7 +289,7 @@ def test_simulate_every_kind_from_its_true_distribution(mixed):
     truths = [0.3, [0.6, 0.3, 0.1], {"mean": 4, "sd": 2}, [0.25, 0.75], {"uniform": True}, 0.9]
     truth = dict(zip([q.id for q in questions], truths, strict=True))
     assert simulate_respondents(mixed, 4000, truth, np.random.default_rng(7)) == 4000
-    assert set(Submission.objects.values_list("simulated", flat=True)) == {True}
+    assert stored_count(mixed, simulated=True) == stored_count(mixed) == 4000
     entries = {e["question"]: e for e in survey_results(mixed).as_dict()["questions"]}
     binary, choice, number, direct_choice, direct_number, direct_binary = (
         entries[q.id] for q in questions
@@ -318,7 +322,7 @@ def test_a_truth_that_does_not_fit_the_question_is_refused_and_stores_nothing(ow
     )
     with pytest.raises(ValueError):
         simulate_respondents(survey, 10, truth, np.random.default_rng(1))
-    assert (Submission.objects.count(), Tally.objects.count()) == (0, 0)
+    assert nothing_stored()
 
 
 # The estimates endpoint ---------------------------------------------------------------
@@ -342,10 +346,7 @@ def test_estimates_give_one_entry_per_kind_from_the_design(mixed, api):
     assert set(direct_choice) == COMMON_KEYS | {"kind", "options", "warning", "direct"}
     assert set(direct_number) == NUMBER_KEYS | {"direct"}
 
-    answers = {
-        q.id: [int(v) for v in Answer.objects.filter(question=q).values_list("value", flat=True)]
-        for q in questions
-    }
+    answers = {q.id: answered(mixed, q) for q in questions}
     # Choice: the design's estimate from the counts of each option.
     counts = np.bincount(answers[questions[1].id], minlength=3).tolist()
     expected = questions[1].design.estimate(counts)
@@ -405,12 +406,12 @@ def test_the_number_warning_says_when_the_reports_contradict_the_design(owner, a
     assert "contradict" in entry["warning"]
 
 
-def test_estimates_of_a_mixed_survey_read_the_tallies_in_one_query(
+def test_estimates_of_a_mixed_survey_read_the_counts_in_two_queries(
     mixed, api, django_assert_max_num_queries
 ):
     bulk_record(mixed, reports_for(mixed, 50, seed=8), simulated=False)
-    # Session user, survey, its questions, the tallies.
-    with django_assert_max_num_queries(4):
+    # Session user, survey, its questions, the sealed tallies, the current hour's rows.
+    with django_assert_max_num_queries(5):
         response = api.get(f"/api/surveys/{mixed.id}/estimates/")
     assert [row["n"] for row in response.json()["questions"]] == [50] * 6
 

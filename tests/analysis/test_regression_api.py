@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from estimator.regression import design_matrix, fit
-from responses.models import Answer
 from tests.analysis.analysis_data import (
     FACULTIES,
     api_for,
     fill,
     questions,
 )
+from tests.storage import stored_reports
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -25,12 +25,7 @@ def post(user, survey, body):
 
 def rows(survey) -> list[dict[int, int]]:
     """Every submission's answers, read one by one (only the test does this)."""
-    by_submission: dict = {}
-    for submission, question, value in Answer.objects.filter(submission__survey=survey).values_list(
-        "submission", "question", "value"
-    ):
-        by_submission.setdefault(submission, {})[question] = value
-    return list(by_submission.values())
+    return stored_reports(survey)
 
 
 def test_the_fit_matches_the_maths_on_one_row_per_respondent(owner, study):

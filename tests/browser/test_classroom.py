@@ -5,9 +5,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from responses.models import Submission
 from survey.models import Survey
 from tests.browser.conftest import PHONE
+from tests.storage import nothing_stored, stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -74,7 +74,7 @@ def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
         # The projector counts up by polling, without a reload.
         expect(page.locator("[data-count]")).to_have_text(str(start + BATCH), timeout=10_000)
 
-    assert Submission.objects.filter(simulated=False).count() == STUDENTS
+    assert stored_count(simulated=False) == STUDENTS
     assert page.locator("[data-estimate]").count() == 0
     expect(page.locator("[data-hidden-note]")).to_be_visible()
     assert kept.locator("[data-class-result]").count() == 0
@@ -103,7 +103,7 @@ def test_thirty_students_answer_live_and_results_stay_hidden_until_reveal(
     expect(late.get_by_text("not accepting answers right now")).to_be_visible()
     late.context.close()
     kept.context.close()
-    assert Submission.objects.count() == STUDENTS
+    assert stored_count() == STUDENTS
     assert console_errors == []  # among others: no Content-Security-Policy violation
 
 
@@ -119,12 +119,12 @@ def test_flip_and_send_while_locked_is_refused_before_any_flip_and_works_after_u
     expect(student.locator("[data-refused]")).to_be_visible(timeout=10_000)
     expect(student.locator("[data-received]")).to_be_hidden()
     assert student.locator("[data-result]:visible").count() == 0  # no "Sent: …" shown
-    assert not Submission.objects.exists()
+    assert nothing_stored()
     survey.lock(False)
     expect(student.locator("[data-refused]")).to_be_hidden(timeout=10_000)
     student.get_by_role("button", name=re.compile("^Flip")).click()
     expect(student.locator("[data-received]")).to_be_visible(timeout=10_000)
-    assert Submission.objects.count() == 1
+    assert stored_count() == 1
     student.context.close()
 
 

@@ -12,8 +12,8 @@ import pytest
 from playwright.sync_api import expect
 
 from classroom.models import Session
-from responses.models import Submission
 from tests.browser.conftest import PHONE
+from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -138,7 +138,7 @@ def test_a_lecture_of_three_questions_reaches_every_phone(live_server, browser, 
     expect(projector).to_have_url(re.compile(f"/classroom/{first.id}/"), timeout=FOLLOW)
     expect(projector.locator("[data-count]")).to_have_text(str(STUDENTS))
     for survey in (first, second):
-        assert Submission.objects.filter(survey=survey, simulated=False).count() == STUDENTS
+        assert stored_count(survey, simulated=False) == STUDENTS
     assert errors == []
     for phone in phones:
         phone.context.close()

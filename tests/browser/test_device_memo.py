@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from responses.models import Submission
+from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -114,7 +114,7 @@ def test_in_fresh_browsers_the_storage_is_a_function_of_the_report_alone(
         context.close()
         assert storage == expected_storage(survey, report)
         assert "coin" not in json.dumps(storage) and "truth" not in json.dumps(storage)
-    assert Submission.objects.count() == 8
+    assert stored_count() == 8
 
 
 def test_answering_again_on_the_same_device_sends_the_memoized_report_without_coins(
@@ -139,7 +139,7 @@ def test_answering_again_on_the_same_device_sends_the_memoized_report_without_co
         storage = stored_on(context, page)
         assert storage == expected_storage(survey, first, rounds=range(1, round_ + 1))
     context.close()
-    assert Submission.objects.count() == 6
+    assert stored_count() == 6
 
 
 def test_memos_of_the_earlier_format_are_rewritten_to_their_report_alone(

@@ -6,16 +6,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from classroom.models import Lesson
-from responses.models import Tally
-from survey.models import Survey, current_hour
+from survey.models import Survey
 from tests.browser.conftest import LAPTOP, PHONE
+from tests.storage import simulated_hours
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,16 +56,7 @@ def page_urls(survey: Survey, classroom: Survey, lesson: Lesson) -> dict:
 
 def answer(survey: Survey) -> None:
     """Hours of simulated answers to every question, so that every figure draws."""
-    rng = np.random.default_rng(2026)
-    start = current_hour() - timedelta(hours=5)
-    for i, question in enumerate(survey.questions.all()):
-        for hour in range(6):
-            reports = question.design.simulate(rng.random(40) < (0.1, 0.3, 0.05)[i], rng)
-            counts = {
-                (question.id, 1): int(reports.sum()),
-                (question.id, 0): int(40 - reports.sum()),
-            }
-            Tally.add_counts(counts, round=1, simulated=True, hour=start + timedelta(hours=hour))
+    simulated_hours(survey, 6, 40, (0.1, 0.3, 0.05))
 
 
 def inject_axe(page) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from responses.models import Submission
+from tests.storage import nothing_stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,4 +31,4 @@ def test_import_errors_take_the_focus(live_server, page, owner, make_survey):
     assert errors.is_visible()
     box = errors.bounding_box()
     assert box is not None and 0 <= box["y"] < page.viewport_size["height"]
-    assert not Submission.objects.exists()
+    assert nothing_stored()

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from responses.models import SpentCredential, Submission
+from responses.credentials import used_invites
 from survey.models import CredentialKey, Invite
 from tests.browser.conftest import PHONE
+from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SENT = "Only these randomized answers left this device."
@@ -50,9 +51,7 @@ def test_the_browser_answers_with_a_blind_credential_never_with_the_invite(
     sent = posts(page)
     page.goto(f"{live_server.url}{survey.get_absolute_url()}?invite={token}")
     page.wait_for_function(f"() => localStorage.getItem('deniable:credential:{survey.slug}')")
-    assert Invite.objects.get(
-        token_hash__in=[i.token_hash for i in Invite.objects.filter(used=True)]
-    )
+    assert used_invites(survey) == 1
     fingerprint = CredentialKey.of(survey).public["fingerprint"]
     assert page.locator("[data-key-fingerprint]").inner_text() == fingerprint
     answer_all(page)
@@ -64,7 +63,7 @@ def test_the_browser_answers_with_a_blind_credential_never_with_the_invite(
     assert "invite" not in submission and token not in json.dumps(submission)
     message = submission["credential"]["message"]
     assert message not in json.dumps(exchange)  # the server saw only the blinded value
-    assert (Submission.objects.count(), SpentCredential.objects.count()) == (1, 1)
+    assert stored_count() == 1
     assert kept_credential(page, survey.slug) is None  # spent, so no longer kept
 
     page.reload()  # this device already answered: no second exchange, nothing sent
@@ -84,7 +83,7 @@ def test_a_credential_kept_on_the_device_survives_closing_the_page(live_server, 
     page.goto(url)
     answer_all(page, "No")
     assert [url.rsplit("/", 2)[-2] for url, _ in sent] == ["responses"]
-    assert Submission.objects.count() == 1
+    assert stored_count() == 1
 
 
 def test_an_invite_already_used_on_another_device_is_refused_as_the_page_opens(
@@ -104,7 +103,7 @@ def test_an_invite_already_used_on_another_device_is_refused_as_the_page_opens(
         assert phone.get_by_role("button", name="Flip and send").is_hidden()
     finally:
         other.close()
-    assert Submission.objects.count() == 1
+    assert stored_count() == 1
 
 
 def test_without_javascript_the_invite_is_used_in_a_start_step_then_answers_are_sent(
@@ -117,18 +116,18 @@ def test_without_javascript_the_invite_is_used_in_a_start_step_then_answers_are_
         url = f"{live_server.url}{survey.get_absolute_url()}?invite={token}"
         page.goto(url)
         page.get_by_role("button", name="Use my invite and show the questions").click()
-        assert Invite.objects.filter(used=True).count() == 1
+        assert used_invites(survey) == 1
         for fieldset in page.locator("fieldset").all():
             fieldset.get_by_label("My result is yes").check()
         page.get_by_role("button", name="Send my results").click()
         page.get_by_text("Thank you").first.wait_for()
-        assert (Submission.objects.count(), SpentCredential.objects.count()) == (1, 1)
+        assert stored_count() == 1
 
         page.goto(url)  # the same invite again
         page.get_by_role("button", name="Use my invite and show the questions").click()
         assert page.get_by_text(
             "This invite link has already been used or is not valid"
         ).is_visible()
-        assert Submission.objects.count() == 1
+        assert stored_count() == 1
     finally:
         context.close()

@@ -7,9 +7,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from responses.models import Submission
 from survey.models import Invite
 from tests.browser.conftest import PHONE
+from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -90,7 +90,7 @@ def test_a_survey_can_be_answered_with_the_keyboard_alone(live_server, page, mak
             pytest.fail("could not reach a control with the Tab key")
         page.keyboard.press("Enter")
     page.get_by_text(SENT).wait_for()
-    assert Submission.objects.count() == 1
+    assert stored_count() == 1
 
 
 def test_the_page_fits_320_css_pixels_and_200_percent_zoom(live_server, browser, make_survey):

@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from bench.respondent import PAGE, check, draw, label_of
-from responses.models import Answer, Submission
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_respondent_accessibility import axe_page, serious_violations
 
 __all__ = ["axe_page"]  # the fixture, shared with the other accessibility tests
+from tests.storage import stored_count, stored_reports
 from tests.survey.test_respondent_views import add_questions
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -142,12 +142,8 @@ def test_a_mixed_survey_sends_and_keeps_only_reports_whatever_the_true_answers(
         }
         assert device == {"local": expected | {f"{prefix}sent:r1": "true"}, "session": 0}
         assert context.cookies() == []
-        stored = sorted(
-            Answer.objects.filter(submission__in=Submission.objects.all()).values_list(
-                "question_id", "value"
-            )
-        )
-        assert set(sent.items()) <= set(stored)
+        stored = {item for r in stored_reports(mixed) for item in r.items()}
+        assert set(sent.items()) <= stored
         sessions.append([shape(r) for r in requests])
         context.close()
     # Every request, its address, headers and body, is the same for both sets of true
@@ -189,9 +185,9 @@ def test_every_kind_can_be_answered_with_the_keyboard_alone(live_server, page, m
     tab_to(page.get_by_role("button", name="Flip and send"))
     page.keyboard.press("Enter")
     page.get_by_text(SENT).wait_for()
-    assert Submission.objects.count() == 1
+    assert stored_count() == 1
     direct = mixed.questions.get(kind="choice", design_name="direct")
-    assert Answer.objects.get(question=direct).value == 1
+    assert [r[direct.id] for r in stored_reports(mixed)] == [1]
 
 
 def test_a_mixed_survey_has_no_serious_accessibility_findings(live_server, request, mixed):
@@ -299,7 +295,7 @@ def test_without_javascript_every_design_is_answered_on_paper_but_the_number_tha
     with page.expect_navigation():
         page.get_by_role("button", name="Send my results").press("Enter")
     assert page.get_by_role("heading", name="Thank you").is_visible()
-    assert dict(Answer.objects.values_list("question_id", "value")) == expected
+    assert stored_reports(mixed) == [expected]
     (post,) = [r for r in requests if r.method == "POST"]
     assert "truth" not in post.post_data
     context.close()

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from responses.sealing import seal
 from survey.models import Survey
+from tests.storage import simulated_hours, stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -134,27 +136,14 @@ def test_build_open_answer_watch_and_export(live_server, browser, page, owner, s
 
 def test_the_dashboard_draws_a_day_of_answers(live_server, page, make_survey, screenshot):
     """Tallies spread over 24 hours: the band narrows as n grows (and looks right)."""
-    from datetime import timedelta
-
-    import numpy as np
-
-    from responses.models import Tally
-    from survey.models import current_hour
 
     survey = make_survey(n_questions=3)
     Survey.objects.filter(pk=survey.pk).update(title="Student life 2026")
-    rng = np.random.default_rng(2026)
-    start = current_hour() - timedelta(hours=23)
     for i, question in enumerate(survey.questions.all()):
         question.text = ("Cheated on an exam?", "Used a drug this year?", "Drove drunk?")[i]
         question.save()
-        for hour in range(24):
-            reports = question.design.simulate(rng.random(40) < (0.1, 0.3, 0.05)[i], rng)
-            counts = {
-                (question.id, 1): int(reports.sum()),
-                (question.id, 0): int(40 - reports.sum()),
-            }
-            Tally.add_counts(counts, round=1, simulated=True, hour=start + timedelta(hours=hour))
+    simulated_hours(survey, 24, 40, (0.1, 0.3, 0.05))
+    seal(everything=True)  # most of a day is sealed, as the hourly job leaves it
     log_in(page, live_server)
     page.goto(f"{live_server.url}/surveys/{survey.id}/results/?question={question.id}")
     assert page.locator("[data-n-responses]").inner_text() == "960"
@@ -223,6 +212,6 @@ def test_build_choice_and_number_questions_with_live_preview_and_inline_errors(
     assert all(radio.is_disabled() for radio in page.get_by_role("radio").all())
     screenshot(page, "workspace-builder-respondent-preview")
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
-    assert not survey.submissions.exists()
+    assert stored_count(survey) == 0
     # The refused form's 400 is expected; nothing else (no CSP violation, no script error).
     assert [e for e in errors if "status of 400" not in str(e)] == []

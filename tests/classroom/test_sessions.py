@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 
 from classroom.models import Session
-from responses.models import Answer, Submission, Tally
 from survey.models import Survey
+from tests.storage import stored_answers, stored_count, tallied_total
 
 pytestmark = pytest.mark.django_db
 
@@ -52,9 +52,9 @@ def status_html(client, survey):
 def stored():
     return (
         Survey.objects.count(),
-        Submission.objects.count(),
-        Answer.objects.count(),
-        Tally.objects.count(),
+        stored_count(),
+        stored_answers(),
+        tallied_total(),
     )
 
 
@@ -166,12 +166,7 @@ def test_each_question_keeps_its_own_rounds_locks_and_answers(client, instructor
     assert (first.current_round, second.current_round, third.current_round) == (1, 2, 1)
     assert (first.is_locked, second.is_locked, third.is_locked) == (False, False, True)
     assert submit(client, third, 8).status_code == 409
-    assert Tally.objects.filter(question__survey=third).count() == 1
-    assert [Submission.objects.filter(survey=s).count() for s in (first, second, third)] == [
-        1,
-        1,
-        1,
-    ]
+    assert [stored_count(s) for s in (first, second, third)] == [1, 1, 1]
 
 
 def test_a_report_outside_a_questions_design_is_refused_and_nothing_stored(client, lecture):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from rest_framework.test import APIClient
 
-from responses.models import Submission
 from responses.write import record_submission, simulate_respondents
 from survey.models import Invite, Question, Survey
+from tests.storage import nothing_stored, stored_count, use_invite
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
@@ -328,7 +328,7 @@ def test_it_imports_a_csv_body(api, make_survey):
     assert response.status_code == 201
     assert_matches_schema(response, "/api/surveys/{id}/import/", "post")
     assert response.json() == {"imported": 3}
-    assert Submission.objects.filter(simulated=False).count() == 3
+    assert stored_count(simulated=False) == 3
 
 
 def test_it_imports_a_multipart_file(api, make_survey):
@@ -361,14 +361,14 @@ def test_an_import_with_errors_names_the_lines_and_stores_nothing(api, make_surv
     assert [e["line"] for e in got] == [line for line, _ in errors]
     for error, (_, message) in zip(got, errors, strict=True):
         assert message in error["message"]
-    assert not Submission.objects.exists()
+    assert nothing_stored()
 
 
 def test_an_import_that_is_not_utf8_is_a_400(api, survey):
     response = api.post(f"/api/surveys/{survey.id}/import/", b"q1\n\xff\n", content_type="text/csv")
     assert response.status_code == 400
     assert "UTF-8" in response.json()["detail"]
-    assert not Submission.objects.exists()
+    assert nothing_stored()
 
 
 def test_an_import_without_a_file_is_a_400(api, survey):
@@ -376,7 +376,7 @@ def test_an_import_without_a_file_is_a_400(api, survey):
     assert response.status_code == 400
     assert_matches_schema(response, "/api/surveys/{id}/import/", "post")
     assert "multipart field 'file'" in response.json()["detail"]
-    assert not Submission.objects.exists()
+    assert nothing_stored()
 
 
 def test_invites_are_created_once_and_only_counted_afterwards(api, make_survey):
@@ -387,7 +387,7 @@ def test_invites_are_created_once_and_only_counted_afterwards(api, make_survey):
     tokens = response.json()["tokens"]
     assert len(set(tokens)) == 3
     assert response.json()["urls"][0] == f"http://testserver/s/{survey.slug}/?invite={tokens[0]}"
-    assert Invite.consume(survey, tokens[0])
+    assert use_invite(survey, tokens[0])
     counts = api.get(f"/api/surveys/{survey.id}/invites/")
     assert_matches_schema(counts, "/api/surveys/{id}/invites/", "get")
     assert counts.json() == {"total": 3, "used": 1, "unused": 2}

@@ -21,9 +21,10 @@ from rest_framework.test import APIClient
 
 from responses import submit as submit_module
 from responses.answer_sheet import AnswerSheet
-from responses.models import Submission, Tally
+from responses.fast_path import store_if_accepting
 from responses.write import record_submission
 from survey.models import DesignChanged, DesignFrozen, Invite, Survey
+from tests.storage import nothing_stored, stored_count
 
 pytestmark = pytest.mark.django_db
 CHANGED = "were changed after these answers were randomized"
@@ -44,10 +45,6 @@ def edit_design(survey: Survey) -> None:
     with transaction.atomic():
         survey.check_design_editable()
         survey.questions.update(design_params={"p_truth": 0.25, "p_yes": 0.5})
-
-
-def nothing_stored() -> bool:
-    return not Submission.objects.exists() and not Tally.objects.exists()
 
 
 def test_every_question_edit_counts_a_new_version(logged_in, make_survey):
@@ -115,7 +112,7 @@ def test_answers_without_a_version_are_checked_against_the_questions_they_fit(su
     """API clients need not send one: then the version read with the questions counts."""
     assert submit(survey, body_for(survey)).status_code == 201
     assert submit(survey, body_for(survey, design_version="1")).status_code == 201
-    assert Submission.objects.count() == 2
+    assert stored_count() == 2
 
 
 @pytest.mark.parametrize("bad", [0, -1, "x", None, 1.5])
@@ -133,7 +130,7 @@ def test_an_edit_between_validation_and_storing_stores_nothing(survey, monkeypat
     stale = AnswerSheet.for_slug(survey.slug)
     edit_design(survey)
     values = {q.id: 1 for q in survey.questions.all()}
-    assert not Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
+    assert not store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
     with pytest.raises(DesignChanged):
         record_submission(survey, uuid.uuid4(), values, design_version=1)
     monkeypatch.setattr(submit_module.AnswerSheet, "for_slug", lambda slug: stale)
@@ -175,7 +172,7 @@ def test_a_first_submission_waits_for_an_edit_in_progress_then_stores_nothing(su
 
     thread, outcome = in_thread(edit)
     assert editing.wait(10)
-    stored = Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
+    stored = store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
     thread.join()
     assert outcome == [0]
     assert stored is False
@@ -190,7 +187,7 @@ def test_an_edit_after_a_first_submission_in_progress_finds_the_survey_frozen(su
 
     def store() -> bool:
         with transaction.atomic():
-            stored = Submission.store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
+            stored = store_if_accepting(survey.id, uuid.uuid4(), values, design=1)
             storing.set()
             time.sleep(0.5)  # the edit starts meanwhile and must wait
         return stored
@@ -216,7 +213,7 @@ def test_the_paper_form_from_before_an_edit_is_shown_again_and_stores_nothing(su
     assert nothing_stored()
     response = Client().post(f"/s/{survey.slug}/paper/", {**form, "design_version": "2"})
     assert response.status_code == 200
-    assert Submission.objects.count() == 1
+    assert stored_count() == 1
 
 
 def admin_form(survey: Survey, **question_fields) -> dict:

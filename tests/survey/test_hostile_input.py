@@ -16,10 +16,18 @@ from django.urls import reverse
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from responses.models import Answer, Submission, Tally
 from responses.submit import MAX_ANSWERS
+from responses.write import receipt_stored
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_QUESTIONS
 from survey.models import Invite, Question, Survey
+from tests.storage import (
+    stored_answers,
+    stored_count,
+    stored_reports,
+    tallied_total,
+    use_invite,
+    used_invite_count,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -43,10 +51,10 @@ def valid_body(survey: Survey, **extra) -> dict:
 
 def stored() -> tuple[int, int, int, int]:
     return (
-        Submission.objects.count(),
-        Answer.objects.count(),
-        sum(Tally.objects.values_list("count", flat=True)),
-        Invite.objects.filter(used=True).count(),
+        stored_count(),
+        stored_answers(),
+        tallied_total(),
+        used_invite_count(),
     )
 
 
@@ -166,7 +174,7 @@ def test_submission_ids_that_are_not_a_random_uuid_are_400(client, survey, submi
 def invited_survey(make_survey) -> tuple[Survey, str]:
     survey = make_survey(requires_invite=True)
     used, _unused = Invite.create_batch(survey, 2)
-    Invite.consume(survey, used)
+    use_invite(survey, used)
     return survey, used
 
 
@@ -262,11 +270,8 @@ def test_the_validator_accepts_exactly_the_well_formed_submissions(
     )
     if well_formed:
         assert response.status_code == 201
-        assert survey.receipts.filter(submission_id=submission_id).exists()
-        stored_values = dict(
-            Answer.objects.filter(submission__survey=survey).values_list("question_id", "value")
-        )
-        assert stored_values == {a["question"]: a["value"] for a in sent}
+        assert receipt_stored(submission_id) == survey.pk
+        assert stored_reports(survey) == [{a["question"]: a["value"] for a in sent}]
     else:
         assert response.status_code == 400
         assert stored() == before

@@ -13,10 +13,18 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from django.urls import reverse
 
-from responses.models import Answer, SpentCredential, Submission, Tally
-from responses.sealing import reseal_invites
+from responses.credentials import used_invites
+from responses.sealing import seal
 from survey import invites
 from survey.models import CredentialKey, Invite, Survey
+from tests.storage import (
+    spent_credential_count,
+    stored_answers,
+    stored_count,
+    tallied_total,
+    use_invite,
+    used_invite_count,
+)
 from tests.survey.test_invites_crypto import Browser
 
 pytestmark = pytest.mark.django_db
@@ -25,11 +33,11 @@ pytestmark = pytest.mark.django_db
 def stored() -> tuple[int, int, int, int, int]:
     """Submissions, answers, tallied answers, used invites, spent credentials."""
     return (
-        Submission.objects.count(),
-        Answer.objects.count(),
-        sum(Tally.objects.values_list("count", flat=True)),
-        Invite.objects.filter(used=True).count(),
-        SpentCredential.objects.count(),
+        stored_count(),
+        stored_answers(),
+        tallied_total(),
+        used_invite_count(),
+        spent_credential_count(),
     )
 
 
@@ -94,7 +102,7 @@ def test_a_wrong_or_used_invite_at_the_exchange_is_403_and_changes_nothing(
     client, invited, make_survey, which
 ):
     survey, tokens = invited
-    Invite.consume(survey, tokens[0])
+    use_invite(survey, tokens[0])
     other = make_survey(requires_invite=True)
     token = {
         "used": tokens[0],
@@ -123,7 +131,7 @@ def test_a_malformed_blinded_message_is_400_and_leaves_the_invite_unused(client,
     assert response.status_code == 400
     assert "blinded_message" in response.json()
     assert stored() == (0, 0, 0, 0, 0)
-    assert Invite.consume(survey, tokens[0])
+    assert use_invite(survey, tokens[0])
 
 
 def test_the_exchange_answers_404_and_409_like_the_submit_endpoint(client, invited):
@@ -257,7 +265,7 @@ def test_the_page_does_not_tell_a_used_invite_from_an_unused_or_unknown_one(clie
     """Polling the page with an invite must neither learn whether it was used (and so
     when its respondent answered) nor use it up."""
     survey, tokens = invited
-    Invite.consume(survey, tokens[0])
+    use_invite(survey, tokens[0])
     pages = {page_without_noise(client, survey, t) for t in (tokens[0], tokens[1], "made-up")}
     assert len(pages) == 1
     ((status, html),) = pages
@@ -265,8 +273,8 @@ def test_the_page_does_not_tell_a_used_invite_from_an_unused_or_unknown_one(clie
     # respond.js's sentences (the same on every page) include the refusal it may show.
     shown = re.sub(r'<script id="respond-strings".*?</script>', "", html, flags=re.S)
     assert "already been used" not in shown
-    assert Invite.objects.filter(used=True).count() == 1
-    assert Invite.consume(survey, tokens[1])
+    assert used_invites(survey) == 1
+    assert use_invite(survey, tokens[1])
 
 
 # Without JavaScript ---------------------------------------------------------------------
@@ -316,7 +324,7 @@ def test_without_javascript_the_invite_becomes_a_credential_in_the_form(client, 
 
 def test_without_javascript_a_used_invite_is_refused_at_the_start(client, invited):
     survey, tokens = invited
-    Invite.consume(survey, tokens[0])
+    use_invite(survey, tokens[0])
     response = start_paper(client, survey, tokens[0])
     assert response.status_code == 403
     assert "already been used or is not valid" in response.content.decode()
@@ -345,22 +353,22 @@ def test_without_javascript_a_forged_credential_stores_nothing(client, invited, 
     assert stored() == (0, 0, 0, 1, 0)
 
 
-# Reseal ---------------------------------------------------------------------------------
+# Sealed ---------------------------------------------------------------------------------
 
 
-def test_reseal_keeps_every_invite_and_spent_credential_as_it_was(client, invited, make_survey):
+def test_the_seal_marks_invites_used_and_keeps_refusing_spent_ones(client, invited, make_survey):
     survey, tokens = invited
     credential = credential_for(client, survey, tokens[0])
     assert submit(client, survey, credential=credential).status_code == 201
     assert submit(client, survey, invite=tokens[1]).status_code == 201
     untouched = make_survey(requires_invite=True)
-    other_token = Invite.create_batch(untouched, 1)[0]
-    Invite.consume(untouched, other_token)
-    before = set(Invite.objects.values_list("id", "survey_id", "token_hash", "used"))
-    assert reseal_invites(survey) == 4
-    assert set(Invite.objects.values_list("id", "survey_id", "token_hash", "used")) == before
+    Invite.create_batch(untouched, 1)
+    assert not Invite.objects.filter(used=True).exists()  # used this hour: not marked yet
+    assert seal(everything=True).invites == 2
+    assert set(Invite.objects.filter(used=True).values_list("survey_id", flat=True)) == {survey.pk}
+    assert Invite.objects.filter(used=True).count() == 2
     assert submit(client, survey, credential=credential).status_code == 403
     assert exchange(client, survey, tokens[0]).status_code == 403
-    assert reseal_invites() == 5
-    assert stored() == (2, 4, 4, 3, 2)
+    assert submit(client, survey, invite=tokens[1]).status_code == 403
+    assert stored() == (2, 4, 4, 2, 2)
     credential_for(client, survey, tokens[2])  # the unused invite was left as it was

@@ -15,9 +15,10 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from responses.models import SpentCredential, Submission
-from responses.sealing import reseal_invites
+from responses.models import SpentCredential
+from responses.sealing import seal
 from survey.models import CredentialKey, Invite
+from tests.storage import spent_credential_count, stored_count
 from tests.survey.test_invites_crypto import Browser
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -79,7 +80,10 @@ def test_nothing_stored_or_logged_links_an_invite_to_the_answers_it_admitted(
     csv = Invite.create_batch(survey, 6)  # what the researcher downloaded
     with caplog.at_level(logging.DEBUG):
         held = answer_with_every_path(client, survey, csv)
-    assert Submission.objects.count() == 5 and SpentCredential.objects.count() == 5
+    assert stored_count(survey) == 5 and spent_credential_count() == 5
+    # While the hour lasts the invite table is not written at all: its uses wait apart.
+    assert not Invite.objects.filter(used=True).exists()
+    seal(everything=True)
 
     db = whole_database()
     invite_table = Invite._meta.db_table
@@ -115,23 +119,13 @@ def test_nothing_stored_or_logged_links_an_invite_to_the_answers_it_admitted(
     assert not any(c["message"] in repr(db) for c in held)  # spent ids are hashes
 
     if POSTGRES:
-        # No transaction wrote both an invite and anything a submission left behind.
+        # The seal marked the invites used in a transaction that wrote nothing else, and
+        # they carry its id only: not the ids of the exchanges, nor of any submission.
         invite_xmins = {row["sys_xmin"] for row in used}
         other_xmins = {
             row["sys_xmin"] for t, rows in db.items() if t != invite_table for row in rows
         }
-        assert invite_xmins.isdisjoint(other_xmins)
-
-    # The hourly job reseals: afterwards the used invites are not even ordered by use.
-    reseal_invites(survey)
-    db = whole_database()
-    resealed = [row for row in db[invite_table] if row["used"]]
-    if POSTGRES:
-        assert len({row["sys_xmin"] for row in resealed}) == 1
-        spent_xmins = {row["sys_xmin"] for row in db[SpentCredential._meta.db_table]}
-        assert spent_xmins == {resealed[0]["sys_xmin"]}
-        submission_xmins = {row["sys_xmin"] for row in db[Submission._meta.db_table]}
-        assert submission_xmins.isdisjoint(spent_xmins)
+        assert len(invite_xmins) == 1 and invite_xmins.isdisjoint(other_xmins)
     else:
         # SQLite's rowid of an invite is its place in the CSV, nothing newer.
         order = [

@@ -15,9 +15,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from responses.answer_sheet import AnswerSheet, InvalidAnswers
-from responses.models import Answer, Submission, Tally
 from survey.models import Survey
 from survey.templatetags.respondent import attribute_json
+from tests.storage import nothing_stored, stored_count, stored_reports, tallied
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +93,7 @@ def test_the_paper_form_stores_only_the_coin_results(client, make_survey):
     assert response.status_code == 200
     assert "Thank you" in response.content.decode()
     assert_respondent_headers(response)
-    assert dict(Answer.objects.values_list("question_id", "value")) == {q1.id: 1, q2.id: 0}
+    assert stored_reports(survey) == [{q1.id: 1, q2.id: 0}]
 
 
 @pytest.mark.parametrize("bad", [None, "", "2", "yes", "-1"])
@@ -106,14 +106,14 @@ def test_the_paper_form_refuses_a_missing_or_impossible_result_and_stores_nothin
     response = paper_post(client, survey, values)
     assert response.status_code == 400
     assert "Please give a valid result for every question" in response.content.decode()
-    assert Submission.objects.count() == 0 and Answer.objects.count() == 0
+    assert nothing_stored()
 
 
 def test_the_paper_form_to_a_closed_survey_stores_nothing(client, make_survey):
     survey = make_survey(status=Survey.Status.CLOSED)
     response = paper_post(client, survey, {survey.questions.get().id: "1"})
     assert response.status_code == 409
-    assert Submission.objects.count() == 0
+    assert stored_count() == 0
 
 
 def test_the_paper_form_to_an_unknown_survey_is_a_human_404(client):
@@ -126,13 +126,13 @@ def test_a_repeated_paper_submission_is_stored_once(client, survey):
     data = {"submission_id": str(uuid.uuid4()), f"reported_{survey.questions.get().id}": "1"}
     for _ in range(2):
         assert client.post(f"/s/{survey.slug}/paper/", data).status_code == 200
-    assert Submission.objects.count() == 1
+    assert stored_count() == 1
 
 
 def test_a_bad_paper_submission_id_is_replaced_by_a_random_one(client, survey):
     data = {"submission_id": "1", f"reported_{survey.questions.get().id}": "0"}
     assert client.post(f"/s/{survey.slug}/paper/", data).status_code == 200
-    assert Submission.objects.get().submission_id.version == 4
+    assert stored_count() == 1
 
 
 def test_the_paper_page_explains_two_coins_only_for_the_classic_design(client, make_survey):
@@ -297,10 +297,9 @@ def test_the_paper_page_stores_every_answer_but_the_number_that_needs_javascript
     response = paper_post(client, mixed, paper_values(mixed))
     assert response.status_code == 200, response.content.decode()
     laplace = mixed.questions.get(design_name="laplace")
-    stored = dict(Answer.objects.values_list("question_id", "value"))
+    [stored] = stored_reports(mixed)
     assert set(stored) == {q.id for q in mixed.questions.exclude(pk=laplace.pk)}
-    assert not Tally.objects.filter(question=laplace).exists()
-    assert Tally.objects.counts().get(laplace.id) is None
+    assert tallied(mixed).get(laplace.id) is None
 
 
 @pytest.mark.parametrize(
@@ -320,8 +319,8 @@ def test_the_paper_page_refuses_a_bad_or_extra_answer_and_stores_nothing(client,
     )
     assert response.status_code == 400
     assert f"“{text}”" in response.content.decode().split('role="alert"')[1].split("</p>")[0]
-    assert Submission.objects.count() == 0 and Answer.objects.count() == 0
-    assert Tally.objects.count() == 0
+    assert nothing_stored()
+    assert nothing_stored()
 
 
 def test_only_the_paper_path_may_leave_a_randomized_number_out(mixed):
@@ -350,7 +349,7 @@ def test_the_api_still_needs_the_number(client, mixed):
     url = reverse("api-submit", args=[mixed.slug])
     response = client.post(url, body, content_type="application/json")
     assert response.status_code == 400
-    assert Submission.objects.count() == 0
+    assert stored_count() == 0
 
 
 def test_design_parameters_reach_the_browser_as_exact_json_that_cannot_break_out(client, mixed):

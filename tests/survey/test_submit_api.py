@@ -5,8 +5,15 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from responses.models import Answer, Submission, Tally
 from survey.models import Survey
+from tests.storage import (
+    hours_of,
+    nothing_stored,
+    stored_answers,
+    stored_count,
+    stored_reports,
+    tallied,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -24,16 +31,17 @@ def body_for(survey, value=1, submission_id=None):
 
 
 def assert_nothing_stored():
-    assert Submission.objects.count() == 0
-    assert Answer.objects.count() == 0
-    assert Tally.objects.count() == 0
+    assert stored_count() == 0
+    assert stored_answers() == 0
+    assert nothing_stored()
 
 
 def test_it_stores_a_submission(client, survey):
     response = submit(client, survey, body_for(survey))
     assert response.status_code == 201
-    assert Answer.objects.get().value == 1
-    assert Tally.objects.counts() == {survey.questions.get().id: {1: 1}}
+    question = survey.questions.get()
+    assert stored_reports(survey) == [{question.id: 1}]
+    assert tallied(survey) == {question.id: {1: 1}}
 
 
 def test_a_replay_is_stored_once_and_answered_200_with_the_same_body(client, survey):
@@ -42,20 +50,20 @@ def test_a_replay_is_stored_once_and_answered_200_with_the_same_body(client, sur
     second = submit(client, survey, body)
     assert (first.status_code, second.status_code) == (201, 200)
     assert first.json() == second.json()
-    assert Submission.objects.count() == 1
-    assert sum(t.count for t in Tally.objects.all()) == 1
+    assert stored_count() == 1
+    assert tallied(survey) == {survey.questions.get().id: {1: 1}}
 
 
 def test_it_stores_all_answers_of_a_multi_question_survey(client, make_survey):
     survey = make_survey(n_questions=3)
     assert submit(client, survey, body_for(survey, value=0)).status_code == 201
-    assert Answer.objects.count() == 3
+    assert stored_answers() == 3
 
 
 def test_it_keeps_only_the_hour(client, survey):
     submit(client, survey, body_for(survey))
-    received = Submission.objects.get().received_hour
-    assert (received.minute, received.second, received.microsecond) == (0, 0, 0)
+    [hour] = hours_of(survey.questions.get())
+    assert (hour.hour.minute, hour.hour.second, hour.hour.microsecond) == (0, 0, 0)
 
 
 @pytest.mark.parametrize(

@@ -1,41 +1,39 @@
-"""Rewrite each finished hour's rows in random order under fresh keys (run hourly)."""
+"""Seal every finished hour's submissions (run hourly, a few minutes past the hour)."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
-from django.db import connection
 
-from responses.models import Answer, Receipt, SpentCredential, Submission, Tally
-from responses.sealing import reseal_invites, seal_finished_hours
-from survey.models import Invite, current_hour
+from responses.sealing import seal
 
 
 class Command(BaseCommand):
     help = (
-        "Seal every finished hour: its submissions, answers and receipts are rewritten in "
-        "random order under fresh keys in one transaction per hour, and its tally shards "
-        "folded, so neither keys, row order nor PostgreSQL's xmin tell the order of "
-        "arrival. Estimates are unchanged; a seal interrupted midway rolls back whole. "
-        "Run it hourly from cron, a few minutes past the hour."
+        "Seal every finished hour: its submissions become counts in random order and the "
+        "hour's tables are emptied so that nothing of their order of arrival is left, in "
+        "the tables or (on PostgreSQL) the write-ahead log. Estimates are unchanged; a "
+        "seal interrupted midway loses nothing. Run it hourly from cron, a few minutes "
+        "past the hour. --now seals the current hour too (before a backup, or in tests)."
     )
 
-    def handle(self, *args, **options):
-        if connection.vendor == "sqlite":
-            # Deleted rows are overwritten with zeros, not left in free pages.
-            with connection.cursor() as cursor:
-                cursor.execute("PRAGMA secure_delete = ON")
-        sealed = seal_finished_hours(before=current_hour())
-        for hour in sealed:
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--now",
+            action="store_true",
+            help="also seal the current hour (every submission stored so far)",
+        )
+
+    def handle(self, *args, now: bool = False, **options) -> None:
+        sealed = seal(everything=now)
+        for hour in sorted(sealed.hours):
+            self.stdout.write(f"Sealed submissions of {hour:%Y-%m-%d %H}:00 UTC.")
+        self.stdout.write(
+            f"{sealed.submissions} submission(s) sealed, with {sealed.receipts} receipt(s), "
+            f"{sealed.credentials} spent credential(s) and {sealed.invites} used invite(s); "
+            "every total is unchanged."
+        )
+        if sealed.duplicates:
             self.stdout.write(
-                f"Sealed {hour.hour:%Y-%m-%d %H}:00 UTC: {hour.submissions} submissions, "
-                f"{hour.answers} answers, {hour.receipts} receipts."
+                f"{sealed.duplicates} submission(s) stored twice at the edge of an hour were "
+                "counted once."
             )
-        # Used invites and spent credentials lose their order of use in the same run.
-        resealed = reseal_invites()
-        if (sealed or resealed) and connection.vendor == "postgresql":
-            # The old row versions become unreachable (also to pageinspect) right away.
-            models = (Submission, Answer, Receipt, Tally, Invite, SpentCredential)
-            tables = (m._meta.db_table for m in models)
-            with connection.cursor() as cursor:
-                cursor.execute(f"VACUUM {', '.join(tables)}")
-        self.stdout.write(f"{len(sealed)} hour(s) sealed; every total is unchanged.")
