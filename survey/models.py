@@ -61,7 +61,8 @@ def hash_token(token: str) -> str:
 class Role(models.TextChoices):
     """What someone may do with a survey; each role includes the ones before it."""
 
-    VIEWER = "viewer"  # results and exports
+    VIEWER = "viewer"  # results, released in batches; no row-level data
+    ANALYST = "analyst"  # also the live results and the row-level exports
     EDITOR = "editor"  # also build and distribute
     OWNER = "owner"  # also share, transfer, delete and restore
 
@@ -73,9 +74,9 @@ class Role(models.TextChoices):
         return [r for r in ROLE_ORDER if r.includes(role)]
 
 
-ROLE_ORDER = [Role.VIEWER, Role.EDITOR, Role.OWNER]
+ROLE_ORDER = [Role.VIEWER, Role.ANALYST, Role.EDITOR, Role.OWNER]
 # The roles a survey can be shared with; owner is not one (it is transferred).
-SHARED_ROLE_CHOICES = [(r.value, r.label) for r in (Role.VIEWER, Role.EDITOR)]
+SHARED_ROLE_CHOICES = [(r.value, r.label) for r in (Role.VIEWER, Role.ANALYST, Role.EDITOR)]
 
 
 class SurveyQuerySet(models.QuerySet):
@@ -304,8 +305,8 @@ class Survey(models.Model):
         """Give ``user`` (not the owner) ``role`` on this survey, or change theirs."""
         if user.pk == self.owner_id:
             raise SharingRefused("The owner already has every right on this survey.")
-        if role not in (Role.VIEWER, Role.EDITOR):
-            raise SharingRefused("A collaborator is a viewer or an editor.")
+        if role not in (Role.VIEWER, Role.ANALYST, Role.EDITOR):
+            raise SharingRefused("A collaborator is a viewer, an analyst or an editor.")
         collaborator, _ = Collaborator.objects.update_or_create(
             survey=self, user=user, defaults={"role": role}
         )
