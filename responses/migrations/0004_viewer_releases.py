@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('responses', '0003_sealed_answer_patterns'),
-        ('survey', '0016_analyst_role'),
+        ('survey', '0015_reports_move_to_responses'),
     ]
 
     operations = [
