@@ -6,7 +6,9 @@ report alone, never of the true answer or of how the coins fell."""
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,10 @@ from tests.survey.test_respondent_views import MIXED, add_questions
 pytestmark = pytest.mark.django_db(transaction=True)
 
 RUNS = 8
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+# The README's pictures of the screen after sending, one per kind (DOCS_SCREENSHOTS=1).
+PICTURED = {"Have you cheated on an exam?": "binary", "How often do you skip?": "choice"}
+PICTURED["Drinks last week?"] = "number"
 # A narrow number range: reports collide often, so the same report is seen for several
 # true numbers and the test compares what the screen shows for them.
 NARROW = [
@@ -102,6 +108,10 @@ def test_after_sending_the_screen_shows_the_report_and_nothing_of_the_truth_or_c
         )
         if run == 0:
             screenshot(page, "after-sending-phone")
+            for question in questions:
+                if os.environ.get("DOCS_SCREENSHOTS") and question.text in PICTURED:
+                    name = f"respondent-sent-{PICTURED[question.text]}-phone.png"
+                    page.locator(f'[data-question="{question.id}"]').screenshot(path=DOCS / name)
     assert len(bodies) == RUNS
     # The same report looks the same on screen, whatever the true answer and the coins.
     differing = {key: sorted(screens) for key, screens in seen.items() if len(screens) > 1}
