@@ -34,13 +34,35 @@ class NewInactiveAccount:
 
 
 class SignUpForm(NewInactiveAccount, UserCreationForm):
-    """A new, inactive account: it becomes usable once its email address is confirmed."""
+    """A new, inactive account: it becomes usable once its email address is confirmed.
+
+    The form never says whether an email address or a username is taken (anyone could
+    use that to learn who has an account): :meth:`taken` tells the view, which mails the
+    address instead and answers as for a new account."""
 
     email = forms.EmailField(help_text="We send a link to confirm it.")
 
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username", "email")
+
+    def clean_email(self) -> str:
+        return self.cleaned_data["email"]
+
+    def clean_username(self) -> str:
+        return self.cleaned_data["username"]
+
+    def validate_unique(self) -> None:
+        """Taken names are the view's business (:meth:`taken`), never an error here."""
+
+    def taken(self) -> str | None:
+        """ "email" or "username" when an account already uses it, else None."""
+        users = User._default_manager
+        if users.filter(email__iexact=self.cleaned_data["email"]).exists():
+            return "email"
+        if users.filter(username__iexact=self.cleaned_data["username"]).exists():
+            return "username"
+        return None
 
 
 class InviteForm(NewInactiveAccount, forms.ModelForm):

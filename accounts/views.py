@@ -68,6 +68,21 @@ def send_link(
     send_mail(subject, body, None, [user.email])
 
 
+def tell_taken(request: HttpRequest, email: str, taken: str, username: str) -> None:
+    """Mail ``email`` that its sign-up could not make an account (the address, or the
+    username, is in use) and what to do, as the reset form does for unknown addresses."""
+    context = {
+        "taken": taken,
+        "username": username,
+        "site": request.get_host(),
+        "login": request.build_absolute_uri(reverse("login")),
+        "reset": request.build_absolute_uri(reverse("password_reset")),
+        "signup": request.build_absolute_uri(reverse("signup")),
+    }
+    subject = render_to_string("accounts/taken_subject.txt", context).strip()
+    send_mail(subject, render_to_string("accounts/taken_email.txt", context), None, [email])
+
+
 def user_from_link(uidb64: str):
     try:
         return User._default_manager.get(pk=urlsafe_base64_decode(uidb64).decode())
@@ -84,9 +99,14 @@ def signup(request: HttpRequest) -> HttpResponse:
         raise Http404("Sign-up is closed on this site; ask its administrator for an invitation.")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = form.save()
-        send_link(request, user, verification_tokens, "verify_email", "verify")
-        return render(request, "accounts/signup_done.html", {"email": user.email})
+        email = form.cleaned_data["email"]
+        if taken := form.taken():
+            # The same answer as for a new account; only the address's owner learns more.
+            tell_taken(request, email, taken, form.cleaned_data["username"])
+        else:
+            user = form.save()
+            send_link(request, user, verification_tokens, "verify_email", "verify")
+        return render(request, "accounts/signup_done.html", {"email": email})
     context = {"form": form, "heading": "Create a researcher account", "button": "Sign up"}
     return render(request, "accounts/signup.html", context)
 

@@ -3,11 +3,8 @@ mean."""
 
 from __future__ import annotations
 
-import csv
-import io
-
 from analysis.results import SurveyResults
-from survey.spreadsheets import number_cell, text_cell
+from survey.spreadsheets import csv_text
 
 ESTIMATE_COLUMNS = [
     "question",
@@ -28,22 +25,18 @@ ESTIMATE_COLUMNS = [
     "method",
     "epsilon",
 ]
-# The estimates columns that hold text (all others hold numbers).
-TEXT = ("text", "kind", "option_text", "method")
 
 
 def estimates_csv(results: SurveyResults) -> str:
     """One row per question. Lines end in CRLF (RFC 4180), which also makes the csv
     module quote a text holding a lone carriage return (with LF endings it does not).
     Text cells are made safe for spreadsheets, numbers kept as numbers."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=ESTIMATE_COLUMNS, lineterminator="\r\n")
-    writer.writeheader()
-    for entry in results.as_dict()["questions"]:
-        for row in estimate_rows(entry):
-            cells = {key: number_cell(row.get(key)) for key in ESTIMATE_COLUMNS if key not in TEXT}
-            writer.writerow(cells | {key: text_cell(row.get(key)) for key in TEXT})
-    return out.getvalue()
+    rows = (
+        [row.get(key) for key in ESTIMATE_COLUMNS]
+        for entry in results.as_dict()["questions"]
+        for row in estimate_rows(entry)
+    )
+    return csv_text(rows, ESTIMATE_COLUMNS, lineterminator="\r\n")
 
 
 def estimate_rows(entry: dict) -> list[dict]:

@@ -10,8 +10,6 @@ round is read, as the dashboard does.
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
 import math
 from collections import Counter
@@ -27,6 +25,7 @@ from estimator.regression import design_matrix, fit
 from responses.counts import SurveyCounts, survey_counts
 from survey.codebook import question_columns
 from survey.models import Question, Survey
+from survey.spreadsheets import csv_text
 
 RANDOMIZED_CATEGORICAL = (Question.Kind.BINARY, Question.Kind.CHOICE)
 DIRECT_CATEGORICAL = (Question.Kind.BINARY, Question.Kind.CHOICE)
@@ -625,9 +624,7 @@ def breakdowns_csv(
     """Every breakdown of the survey as CSV, hidden cells hidden exactly as in the API:
     one ``(all)`` row (or one per option) and then the categories, per pair ("No
     answer" with an empty category)."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=BREAKDOWN_COLUMNS, lineterminator="\n")
-    writer.writeheader()
+    lines = []
     linked = {}
     for question, by in breakdown_pairs(survey):
         if question.id not in linked:
@@ -637,7 +634,6 @@ def breakdowns_csv(
         for cell in result["categories"]:
             entry = None if cell["suppressed"] else cell
             rows.extend(_csv_rows(question, by, cell["category"], cell["text"], entry))
-        writer.writerows(
-            {key: "" if value is None else value for key, value in row.items()} for row in rows
-        )
-    return out.getvalue()
+        lines.extend([row.get(key) for key in BREAKDOWN_COLUMNS] for row in rows)
+    # CRLF line ends (RFC 4180) make the writer quote a text holding a lone CR.
+    return csv_text(lines, BREAKDOWN_COLUMNS, lineterminator="\r\n")

@@ -35,7 +35,7 @@ from analysis.results import parse_estimate_options, survey_results
 from estimator.intervals import INTERVAL_METHODS
 from responses.counts import survey_counts
 from survey.models import Question, Role
-from survey.permissions import survey_for
+from survey.permissions import can_download_rows, survey_for
 
 POLL_SECONDS = 3
 
@@ -80,6 +80,7 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
         "option_series": list(zip(chosen.options, series, strict=True)) if series else [],
         "over_time": over_time,
         "poll_seconds": POLL_SECONDS,
+        "rows": can_download_rows(survey),
     }
     template = "analysis/dashboard.html#results" if request.htmx else "analysis/dashboard.html"
     return render(request, template, context)

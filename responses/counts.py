@@ -28,11 +28,12 @@ from responses.models import (
     QUOTA_COUNTS,
     AnswerPattern,
     ExactSum,
+    Release,
     SurveyCount,
     Tally,
     whole,
 )
-from survey.models import Survey
+from survey.models import Role, Survey
 
 
 @dataclass
@@ -234,8 +235,31 @@ def _merge(into: QuestionTally, tally: QuestionTally) -> None:
 
 
 def survey_counts(survey: Survey, round: int | None = None) -> SurveyCounts:
-    """The counts of ``survey``'s round (the current one unless given)."""
+    """The counts of ``survey``'s round (the current one unless given): the live ones,
+    or the released ones when the survey was fetched for a viewer (``survey.role``, as
+    every page and endpoint annotates it), so that no result a viewer sees follows a
+    single respondent."""
+    if getattr(survey, "role", None) == Role.VIEWER:
+        return released_counts(survey, round)
     return SurveyCounts(survey, round)
+
+
+def released_counts(survey: Survey, round: int | None = None) -> FrozenCounts:
+    """The counts as of the round's last release, made anew once at least the survey's
+    ``min_cell_count`` respondents have arrived since (none before the first k): polling
+    before and after one person, or k − 1, shows exactly the same results."""
+    live = SurveyCounts(survey, round)
+    arrived = sum(live.patterns.values())
+    release = Release.objects.filter(survey=survey, round=live.round).first()
+    released = release.respondents if release else 0
+    if 0 <= arrived - released < survey.min_cell_count:
+        data = release.counts if release else {"round": live.round, "hours": {}, "patterns": {}}
+        return FrozenCounts(survey, data)
+    frozen = FrozenCounts.freeze(live)
+    Release.objects.update_or_create(
+        survey=survey, round=live.round, defaults={"respondents": arrived, "counts": frozen.data}
+    )
+    return frozen
 
 
 def joint_counts(

@@ -3,8 +3,6 @@ in the codebook's column order (:mod:`survey.codebook`)."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter
 from collections.abc import Iterator
 
@@ -14,6 +12,7 @@ from responses.batch import parse_key
 from responses.models import INBOXES, AnswerPattern
 from survey.codebook import question_columns
 from survey.models import Survey
+from survey.spreadsheets import csv_text
 
 
 def response_counts(survey: Survey) -> Counter[tuple[int, str]]:
@@ -57,6 +56,4 @@ def response_rows(survey: Survey) -> Iterator[list]:
 
 
 def responses_csv(survey: Survey) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(response_rows(survey))
-    return out.getvalue()
+    return csv_text(response_rows(survey))

@@ -257,6 +257,24 @@ class AnswerPattern(models.Model):
         return f"{self.count} × {self.key}"
 
 
+class Release(models.Model):
+    """What a survey round's viewers see: its counts as frozen at the last release
+    (:func:`responses.counts.released_counts`), and how many respondents they held. A
+    new release is made only once at least ``min_cell_count`` more have answered, so a
+    viewer comparing two releases never sees fewer than that many people's answers."""
+
+    pk = models.CompositePrimaryKey("survey", "round")
+    survey = models.ForeignKey(
+        Survey, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+    round = models.PositiveIntegerField()
+    respondents = models.BigIntegerField()
+    counts = models.JSONField()
+
+    def __str__(self) -> str:
+        return f"round {self.round}: {self.respondents} respondents"
+
+
 class Tally(models.Model):
     """Per question, hour and tally key: how many reports, their sum and sum of squares.
 

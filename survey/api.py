@@ -45,7 +45,15 @@ from survey.api_teams import (
 from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
-from survey.models import DesignFrozen, Invite, Question, Role, SharingRefused, Survey
+from survey.models import (
+    MIN_CELL_FLOOR,
+    DesignFrozen,
+    Invite,
+    Question,
+    Role,
+    SharingRefused,
+    Survey,
+)
 from survey.permissions import api_surveys
 
 
@@ -370,11 +378,12 @@ class SurveySerializer(serializers.Serializer):
         help_text="The survey closes itself once this many people have answered.",
     )
     min_cell_count = serializers.IntegerField(
-        min_value=1,
+        min_value=MIN_CELL_FLOOR,
         max_value=1000,
         default=DEFAULT_MIN_CELL,
         help_text="Breakdowns hide every group with fewer respondents than this (and "
-        "whatever else it takes so that no hidden group can be worked out).",
+        "whatever else it takes so that no hidden group can be worked out); at least 5, "
+        "and never lowered once answers exist.",
     )
     epsilon_total = EpsilonField(
         help_text="Σ ε over the randomized questions (null for ∞); directly asked questions "
@@ -412,6 +421,11 @@ class SurveySerializer(serializers.Serializer):
         request = self.context.get("request")
         url = survey.get_absolute_url()
         return request.build_absolute_uri(url) if request else url
+
+    def validate_min_cell_count(self, k: int) -> int:
+        if refusal := (self.instance or Survey()).threshold_refusal(k):
+            raise ValidationError(refusal)
+        return k
 
     def validate_closes_at(self, closes_at):
         if closes_at is not None and closes_at <= timezone.now():

@@ -6,9 +6,6 @@ hashes), so generating invites *is* the CSV download.
 
 from __future__ import annotations
 
-import csv
-import io
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -33,6 +30,7 @@ from survey.builder import owned_survey
 from survey.forms import ClosingForm
 from survey.models import Invite, Survey
 from survey.qr import qr_file, qr_svg
+from survey.spreadsheets import csv_text
 
 MAX_INVITES = 10_000
 
@@ -48,12 +46,8 @@ def invite_counts(survey: Survey) -> dict[str, int]:
 
 
 def invites_csv(request: HttpRequest, survey: Survey, tokens: list[str]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["invite", "link"])
-    for token in tokens:
-        writer.writerow([token, request.build_absolute_uri(invite_path(survey, token))])
-    return out.getvalue()
+    links = ([token, request.build_absolute_uri(invite_path(survey, token))] for token in tokens)
+    return csv_text(links, ["invite", "link"])
 
 
 def parse_invite_count(raw: str | None) -> tuple[int | None, str | None]:

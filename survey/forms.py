@@ -18,7 +18,7 @@ from django.utils import timezone
 from estimator.designs import KINDS, REGISTRY, Design, make_design
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT
-from survey.models import Question, Survey
+from survey.models import MIN_CELL_FLOOR, Question, Survey
 
 KIND_LABELS = {"binary": "Yes / no", "choice": "Multiple choice", "number": "Number"}
 LN3 = math.log(3)
@@ -112,14 +112,33 @@ class SurveyForm(forms.ModelForm):
         "student's browser language instead.",
     )
 
+    min_cell_count = forms.IntegerField(
+        required=False,
+        min_value=MIN_CELL_FLOOR,
+        max_value=1000,
+        label="Smallest group shown (k)",
+        help_text="Breakdowns hide every group with fewer respondents than this, and viewers "
+        "see results change only after this many new respondents. At least 5; it cannot be "
+        "lowered once answers exist.",
+    )
+
     class Meta:
         model = Survey
-        fields = ["title", "description", "mode", "language", "requires_invite"]
+        fields = ["title", "description", "mode", "language", "requires_invite", "min_cell_count"]
         labels = {"requires_invite": "Require a one-time invite to answer"}
 
     def clean_language(self) -> str:
         """Left out of a post (older pages, scripts): the language stays as it was."""
         return self.cleaned_data["language"] or self.instance.language
+
+    def clean_min_cell_count(self) -> int:
+        """Left out of a post: it stays as it was."""
+        k = self.cleaned_data["min_cell_count"]
+        if k is None:
+            return self.instance.min_cell_count
+        if refusal := self.instance.threshold_refusal(k):
+            raise forms.ValidationError(refusal)
+        return k
 
 
 class ClosingForm(forms.ModelForm):

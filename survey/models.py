@@ -61,7 +61,8 @@ def hash_token(token: str) -> str:
 class Role(models.TextChoices):
     """What someone may do with a survey; each role includes the ones before it."""
 
-    VIEWER = "viewer"  # results and exports
+    VIEWER = "viewer"  # results, released in batches; no row-level data
+    ANALYST = "analyst"  # also the live results and the row-level exports
     EDITOR = "editor"  # also build and distribute
     OWNER = "owner"  # also share, transfer, delete and restore
 
@@ -73,9 +74,12 @@ class Role(models.TextChoices):
         return [r for r in ROLE_ORDER if r.includes(role)]
 
 
-ROLE_ORDER = [Role.VIEWER, Role.EDITOR, Role.OWNER]
+# The smallest group a result may show, whatever the survey says (SPEC §3).
+MIN_CELL_FLOOR = 5
+
+ROLE_ORDER = [Role.VIEWER, Role.ANALYST, Role.EDITOR, Role.OWNER]
 # The roles a survey can be shared with; owner is not one (it is transferred).
-SHARED_ROLE_CHOICES = [(r.value, r.label) for r in (Role.VIEWER, Role.EDITOR)]
+SHARED_ROLE_CHOICES = [(r.value, r.label) for r in (Role.VIEWER, Role.ANALYST, Role.EDITOR)]
 
 
 class SurveyQuerySet(models.QuerySet):
@@ -185,7 +189,7 @@ class Survey(models.Model):
     # Breakdowns hide every cell with fewer respondents than this (and whatever else it
     # takes so that no hidden cell can be recovered by differencing: estimator.disclosure).
     min_cell_count = models.PositiveSmallIntegerField(
-        default=DEFAULT_MIN_CELL, validators=[MinValueValidator(1)]
+        default=DEFAULT_MIN_CELL, validators=[MinValueValidator(MIN_CELL_FLOOR)]
     )
 
     # The language of its respondent pages (researcher pages stay in English).
@@ -300,12 +304,27 @@ class Survey(models.Model):
             return None
         return self.trashed_at + timedelta(days=settings.TRASH_RETENTION_DAYS)
 
+    def threshold_refusal(self, new: int) -> str | None:
+        """Why ``new`` cannot be this survey's ``min_cell_count``, or None. Lowering it
+        once answers exist would let a group hidden until now be worked out from what was
+        already shown (and a viewer's batches shrink to fewer people)."""
+        from responses.counts import has_reports  # responses builds on survey
+
+        if new < MIN_CELL_FLOOR:
+            return f"Must be at least {MIN_CELL_FLOOR}: smaller groups could single people out."
+        if self.pk and new < self.min_cell_count and has_reports(self):
+            return (
+                f"Cannot be lowered once answers exist (it is {self.min_cell_count}): "
+                "groups hidden so far could then be worked out."
+            )
+        return None
+
     def share_with(self, user, role: Role) -> Collaborator:
         """Give ``user`` (not the owner) ``role`` on this survey, or change theirs."""
         if user.pk == self.owner_id:
             raise SharingRefused("The owner already has every right on this survey.")
-        if role not in (Role.VIEWER, Role.EDITOR):
-            raise SharingRefused("A collaborator is a viewer or an editor.")
+        if role not in (Role.VIEWER, Role.ANALYST, Role.EDITOR):
+            raise SharingRefused("A collaborator is a viewer, an analyst or an editor.")
         collaborator, _ = Collaborator.objects.update_or_create(
             survey=self, user=user, defaults={"role": role}
         )

@@ -1,6 +1,7 @@
 """Who may do what with a survey: the one place pages and the API ask.
 
-Owner, editor (build and distribute), viewer (results and exports). Anyone without the
+Owner, editor (build and distribute), analyst (live results and row-level exports),
+viewer (results released in batches, never a row). Anyone without the
 role an action needs gets a 404, exactly as if the survey did not exist: never a 403
 that would confirm it does. Surveys in the trash are found only by their owner's trash
 and restore.
@@ -16,6 +17,8 @@ from survey.models import Role, Survey
 # The role each API action of SurveyViewSet needs; any other action needs a viewer to
 # read and an editor to change anything.
 API_ROLES = {
+    "export_csv": Role.ANALYST,
+    "codebook": Role.ANALYST,
     "partial_update": Role.EDITOR,
     "open": Role.EDITOR,
     "close": Role.EDITOR,
@@ -30,6 +33,23 @@ API_ROLES = {
 }
 IN_TRASH_ACTIONS = {"restore", "trash"}
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+# Row-level data (one row per respondent: the responses CSV, the codebook, SPSS and Stata
+# files) needs an analyst: a viewer could single out a small group from its rows.
+ROWS_ROLE = Role.ANALYST
+
+
+def can_download_rows(survey: Survey) -> bool:
+    """Whether the requester (``survey.role``, as annotated by ``accessible_to``) may
+    download row-level exports; a view serving one uses ``survey_for(…, ROWS_ROLE)``."""
+    return Role(getattr(survey, "role", Role.VIEWER)).includes(ROWS_ROLE)
+
+
+def sees_live_results(survey: Survey) -> bool:
+    """Analysts, editors and owners see every answer as it arrives; viewers see results
+    released in batches (:mod:`analysis.release`)."""
+    return Role(getattr(survey, "role", Role.VIEWER)).includes(Role.ANALYST)
 
 
 def survey_for(request: HttpRequest, survey_id: int, role: Role = Role.VIEWER) -> Survey:

@@ -1,5 +1,6 @@
-"""Sharing a survey with other accounts: the owner adds viewers (results and exports)
-and editors (also build and distribute), changes or removes them, and may hand the
+"""Sharing a survey with other accounts: the owner adds viewers (results released in
+batches, no rows), analysts (also live results and row-level exports) and editors (also
+build and distribute), changes or removes them, and may hand the
 survey over to another account. Everyone else gets a 404 here."""
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def collaborator(request: HttpRequest, survey_id: int, user_id: int) -> HttpResp
         return redirect("survey:share", survey.id)
     form = RoleForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Choose viewer or editor.")
+        messages.error(request, "Choose viewer, analyst or editor.")
         return render_share(request, survey, status=400)
     shared.role = form.cleaned_data["role"]
     shared.save(update_fields=["role"])

@@ -18,7 +18,14 @@ from django.urls import reverse
 
 from config.logging import DropClientDetails
 from responses import models as stored
-from responses.models import INBOXES, INVITE_USES, AnswerPattern, Receipt, SpentCredential
+from responses.models import (
+    INBOXES,
+    INVITE_USES,
+    AnswerPattern,
+    Receipt,
+    Release,
+    SpentCredential,
+)
 from survey.models import Invite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +47,8 @@ VETTED_FREE_FORM = {
     (Invite, "blinded_hash"),
     (SpentCredential, "spent_id"),
     (AnswerPattern, "key"),
+    # What viewers see: the same tallies and pattern counts, frozen at a release.
+    (Release, "counts"),
     *((inbox, name) for inbox in INBOXES for name in ("reports", "credential")),
     *((use, name) for use in INVITE_USES for name in ("token_hash", "blinded_hash")),
 }

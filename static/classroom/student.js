@@ -38,7 +38,7 @@ function follow(state) {
   flip?.setAttribute("aria-disabled", String(!open));
   if (open) refused.hidden = true;
   // A new round asks again: once this device has answered, reload to get the new round's
-  // question (respond.js keeps the same randomized report for the same true answer).
+  // question (respond.js keeps the same randomized report, whatever the true answer).
   if (Number(state.dataset.round) > round) {
     if (!received.hidden) window.location.reload();
     newRound.hidden = false;

@@ -28,8 +28,6 @@ const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => (
   declaration: JSON.parse(el.dataset.declaration),
   // Crosswise: "same or different?" is already the report; nothing is drawn.
   reportIsAnswer: "reportIsAnswer" in el.dataset,
-  steps: Array.from(el.querySelectorAll("[data-coin]")),
-  spinner: el.querySelector("[data-spinner]"),
   truth: null,
 }));
 const flipButton = $("[data-flip]");
@@ -256,20 +254,6 @@ function settle(result, body) {
   }
 }
 
-function explain(question, outcome) {
-  const [first, second] = question.steps;
-  const face = (step, won) => (won ? step.dataset.win : step.dataset.lose);
-  const showed = (step, won) => capitalize(t("showed", { name: step.dataset.name, face: face(step, won) }));
-  const meaning = (step, won) => (won ? step.dataset.ifWin : step.dataset.ifLose);
-  if (!second || outcome.coins[0]) {
-    return t("firstDecided", { showed: showed(first, outcome.coins[0]), meaning: meaning(first, outcome.coins[0]) });
-  }
-  const won = outcome.coins[1];
-  return t("secondDecided", { showed: showed(first, false), name: second.dataset.name, face: face(second, won), meaning: meaning(second, won) });
-}
-
-const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
-
 /** How a report reads: the option's text, the number, same/different or yes/no. */
 function label(question, report) {
   if (question.kind === "number") return String(report);
@@ -278,39 +262,53 @@ function label(question, report) {
   return question.kind === "binary" ? text.toUpperCase() : `“${text}”`;
 }
 
-/** Why this report, for designs without coin steps (choice, number, crosswise, direct). */
+/**
+ * Why this report protects, in words that depend on the design alone: never on the true
+ * answer, nor on how the coins fell (SPEC §2, invariant 8).
+ */
 function because(question, outcome) {
+  if (!outcome.coins) return t("again");
   if (question.reportIsAnswer) return t("crosswise");
   if (!outcome.coins.length) return t("direct");
-  if (question.kind === "number") {
-    const noise = outcome.coins[0];
-    return t("noise", { noise: `${noise >= 0 ? "+" : "−"}${Math.abs(noise)}` });
-  }
-  return t("drawn");
+  if (question.kind === "number") return t("noise");
+  return question.kind === "binary" ? t("coins") : t("drawn");
 }
 
+/**
+ * Once sent, the question shows the report and why it protects, and nothing more: the
+ * chance devices give way to the report (they would show how the coins fell) and the true
+ * answer is no longer selected, so a glance at the screen learns only what was sent.
+ */
 function reveal(question, outcome) {
+  for (const steps of question.el.querySelectorAll(".steps")) steps.hidden = true;
   const result = question.el.querySelector("[data-result]");
   result.querySelector("[data-sent]").textContent = label(question, outcome.report);
-  const why = !outcome.coins ? t("again") : question.steps.length ? explain(question, outcome) : because(question, outcome);
-  result.querySelector("[data-why]").textContent = why;
+  result.querySelector("[data-why]").textContent = because(question, outcome);
   result.hidden = false;
-  if (!outcome.coins) return;
-  if (question.spinner) {
-    question.spinner.dataset.face = "win";
-    question.spinner.textContent = question.kind === "number" ? String(outcome.report) : String(outcome.report + 1);
-  }
-  question.steps.forEach((step, i) => {
-    step.dataset.face = outcome.coins[i] ? "win" : "lose";
-    step.textContent = outcome.coins[i] ? step.dataset.win : step.dataset.lose;
-  });
 }
 
+/** Nothing can be changed once the coins are flipped; the true answer is wiped off. */
 function lock() {
   flipButton.disabled = true;
   flipButton.hidden = true;
   $("[data-hint]").hidden = true;
   for (const control of root.querySelectorAll("[data-truth], [data-number]")) control.disabled = true;
+}
+
+function forgetTruths() {
+  for (const question of questions) {
+    question.truth = null;
+    for (const button of question.el.querySelectorAll("[data-truth]")) {
+      const radio = button.getAttribute("role") === "radio";
+      button.setAttribute(radio ? "aria-checked" : "aria-pressed", "false");
+      if (radio) button.tabIndex = button.previousElementSibling?.matches("[data-truth]") ? -1 : 0;
+    }
+    const input = question.el.querySelector("[data-number]");
+    if (input) {
+      input.value = "";
+      input.removeAttribute("aria-invalid");
+    }
+  }
 }
 
 function exchangeInvite() {
@@ -357,6 +355,7 @@ async function flipAndSend() {
   lock();
   const next = cryptoSource();
   const outcomes = questions.map((q) => reportFor(q, next));
+  forgetTruths();
   const body = {
     submission_id: uuid4(next),
     answers: questions.map((q, i) => ({ question: q.id, value: outcomes[i].report })),

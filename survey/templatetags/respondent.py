@@ -234,14 +234,9 @@ def respond_sentences() -> dict[str, str]:
         ),
         "notSent": gettext("Not sent: {reason}"),
         "notPossible": gettext("Not possible: {reason}"),
-        "showed": gettext("{name} showed {face}"),
-        "firstDecided": gettext(
-            "{showed}, so {meaning} was sent. It could just as well have been the coins' "
-            "choice: nobody can tell which."
-        ),
-        "secondDecided": gettext(
-            "{showed}, so {name} decided: it showed {face}, so {meaning} was sent, whatever "
-            "your true answer."
+        "coins": gettext(
+            "The coins could have chosen this answer whatever your true answer is, and "
+            "nothing on this screen says whether they did."
         ),
         "again": gettext(
             "This is the randomized report this device made the first time, sent again: no "
@@ -253,7 +248,7 @@ def respond_sentences() -> dict[str, str]:
         ),
         "direct": gettext("This question is asked directly: your answer is stored as you gave it."),
         "noise": gettext(
-            "Your device added noise of {noise} to your number. Any true number could have "
+            "Your device added random noise before sending it: any true number could have "
             "given this report."
         ),
         "drawn": gettext(

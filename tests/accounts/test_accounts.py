@@ -139,13 +139,32 @@ def test_weak_passwords_are_refused_and_nothing_is_stored(client, mail_on, passw
     assert not mail.outbox
 
 
-def test_an_email_address_has_one_account(client, mail_on, owner):
+def test_sign_up_does_not_say_whether_an_email_or_username_is_taken(client, mail_on, owner):
+    """Someone probing who has an account gets the same page for a taken address, a
+    taken username and a new one; only the address's owner is told, by mail."""
     owner.email = "ada@example.org"
     owner.save()
-    response = sign_up(client, email="ADA@example.org")
-    assert "An account already uses this email address" in response.content.decode()
-    assert User.objects.count() == 1
-    assert not mail.outbox
+    pages = [
+        sign_up(client, email="ADA@example.org", username="newcomer"),
+        sign_up(client, email="grace@example.org", username=owner.username.upper()),
+    ]
+    assert User.objects.count() == 1  # nothing made
+    pages.append(sign_up(client, email="fresh@example.org", username="fresh"))
+    assert User.objects.count() == 2
+    shown = [
+        p.content.decode().replace(address, "ADDRESS")
+        for p, address in zip(
+            pages, ("ADA@example.org", "grace@example.org", "fresh@example.org"), strict=True
+        )
+    ]
+    assert [p.status_code for p in pages] == [200, 200, 200]
+    assert shown[0] == shown[1] == shown[2]
+    assert "already" not in shown[0]
+    taken_email, taken_name, new = mail.outbox
+    assert taken_email.to == ["ADA@example.org"] and "An account already uses" in taken_email.body
+    assert "/accounts/password/reset/" in taken_email.body
+    assert taken_name.to == ["grace@example.org"] and "is already taken" in taken_name.body
+    assert new.to == ["fresh@example.org"] and "To activate it" in new.body
 
 
 def test_password_reset_by_email(client, mail_on, owner):

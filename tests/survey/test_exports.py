@@ -473,3 +473,23 @@ def test_the_estimates_csv_has_a_row_per_option_and_a_mean_row(mixed):
     assert sum(int(row["yes_count"]) for row in mine) == 3
     (mean,) = (row for row in rows if row["kind"] == "number")
     assert float(mean["estimate_unbiased"]) == pytest.approx(6 / 3)
+
+
+@pytest.mark.parametrize("text", FORMULAS, ids=["hyperlink", "plus", "minus", "at", "tab", "cr"])
+def test_breakdowns_csv_neutralizes_question_and_option_text(owner, text):
+    """breakdowns.csv wrote question and option texts raw; it now goes through the one
+    CSV writer like every other file."""
+    from analysis.grouped import breakdowns_csv
+    from tests.analysis.analysis_data import analysis_survey, fill
+
+    survey = analysis_survey(owner)
+    survey.questions.filter(text="Ever cheated?").update(text=text)
+    faculty = survey.questions.get(text="Faculty?")
+    faculty.options = [text, "Law", "Science", "Medicine"]
+    faculty.save(update_fields=["options"])
+    fill(survey, [30, 30, 30, 30])
+    rows = list(csv.DictReader(io.StringIO(breakdowns_csv(survey, 0.95, "wilson"))))
+    texts = {row["question_text"] for row in rows} | {row["category_text"] for row in rows}
+    assert "'" + text in texts
+    starts = spreadsheets.FORMULA_STARTS
+    assert not [t for t in texts if t.startswith(starts)]

@@ -192,6 +192,28 @@ def test_a_retry_with_the_same_submission_id_is_still_a_200(client, invited):
     assert stored() == (1, 2, 2, 1, 1)
 
 
+@pytest.mark.parametrize("again_with", ["its own invite", "another unused invite"])
+def test_a_retry_of_a_stored_submission_answers_its_receipt_and_spends_nothing(
+    client, invited, again_with
+):
+    """The first answer was lost on the way back: retrying with its invite must not say
+    "Nothing was stored" (it was), and retrying with another, unused invite must not use
+    that one up."""
+    survey, tokens = invited
+    answers = [{"question": q.id, "value": 0} for q in survey.questions.all()]
+    body = {"submission_id": str(uuid.uuid4()), "answers": answers, "invite": tokens[0]}
+    url = reverse("api-submit", args=[survey.slug])
+    first = client.post(url, body, "application/json")
+    assert first.status_code == 201
+    before = stored()
+    token = tokens[0] if again_with == "its own invite" else tokens[1]
+    retry = client.post(url, body | {"invite": token}, "application/json")
+    assert retry.status_code == 200 and retry.json() == first.json()
+    assert stored() == before
+    # The other invite still admits its own respondent.
+    assert submit(client, survey, invite=tokens[1]).status_code == 201
+
+
 def forged(other: Survey) -> dict[str, dict | None]:
     message = secrets.token_bytes(32)
     other_key = CredentialKey.of(other).private_key

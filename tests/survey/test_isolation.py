@@ -1,7 +1,7 @@
 """Every page and endpoint of a survey answers 404 — never 403 — to anyone without the
 role it needs, and leaves the survey untouched; those with the role get through.
 
-Personas: the owner, an editor, a viewer, a collaborator whose access was removed, and
+Personas: the owner, an editor, an analyst, a viewer, a collaborator whose access was removed, and
 an outsider. Each URL states the least role it needs.
 """
 
@@ -15,10 +15,11 @@ from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db
 
-PERSONAS = ["owner", "editor", "viewer", "removed", "outsider"]
+PERSONAS = ["owner", "editor", "analyst", "viewer", "removed", "outsider"]
 HOLDS = {
     "owner": Role.OWNER,
     "editor": Role.EDITOR,
+    "analyst": Role.ANALYST,
     "viewer": Role.VIEWER,
     "removed": None,
     "outsider": None,
@@ -58,8 +59,9 @@ API = [
     ("delete", "/api/surveys/{s}/", Role.OWNER),
     ("post", "/api/surveys/{s}/open/", Role.EDITOR),
     ("post", "/api/surveys/{s}/close/", Role.EDITOR),
-    ("get", "/api/surveys/{s}/export.csv", Role.VIEWER),
-    ("get", "/api/surveys/{s}/codebook.json", Role.VIEWER),
+    # Row-level exports: a viewer could single out a small group from its rows.
+    ("get", "/api/surveys/{s}/export.csv", Role.ANALYST),
+    ("get", "/api/surveys/{s}/codebook.json", Role.ANALYST),
     ("get", "/api/surveys/{s}/estimates/", Role.VIEWER),
     ("get", "/api/surveys/{s}/estimates.csv", Role.VIEWER),
     ("post", "/api/surveys/{s}/import/", Role.EDITOR),
@@ -90,13 +92,14 @@ BODIES = {
 def team(owner, outsider, django_user_model) -> dict:
     """The five personas, by name; ``bystander`` is an account anyone may name."""
     users = {"owner": owner, "outsider": outsider}
-    for name in ("editor", "viewer", "removed", "bystander"):
+    for name in ("editor", "analyst", "viewer", "removed", "bystander"):
         users[name] = django_user_model.objects.create_user(name, password=f"{name}-password-1")
     return users
 
 
 def share_as_team(survey: Survey, team: dict) -> Survey:
     survey.share_with(team["editor"], Role.EDITOR)
+    survey.share_with(team["analyst"], Role.ANALYST)
     survey.share_with(team["viewer"], Role.VIEWER)
     survey.share_with(team["removed"], Role.EDITOR)
     survey.collaborators.filter(user=team["removed"]).delete()
@@ -222,7 +225,7 @@ def test_a_survey_shared_with_others_is_not_listed_for_you(client, team, victim_
     assert api.get("/api/surveys/").json()["results"] == []
 
 
-@pytest.mark.parametrize("persona", ["owner", "editor", "viewer"])
+@pytest.mark.parametrize("persona", ["owner", "editor", "analyst", "viewer"])
 def test_the_survey_list_shows_each_survey_with_your_role(client, team, victim_survey, persona):
     client.force_login(team[persona])
     page = client.get("/surveys/").content.decode()

@@ -64,7 +64,34 @@ def test_a_viewer_sees_results_but_cannot_build(client, colleague, survey):
     assert results.status_code == 200
     assert f"/surveys/{survey.id}/edit/" not in results.content.decode()
     assert client.get(f"/surveys/{survey.id}/edit/").status_code == 404
-    assert api_for(colleague).get(f"/api/surveys/{survey.id}/export.csv").status_code == 200
+    page = results.content.decode()
+    assert "need the analyst role" in page and "export.csv" not in page
+    for export in ("export.csv", "codebook.json"):
+        assert api_for(colleague).get(f"/api/surveys/{survey.id}/{export}").status_code == 404
+
+
+@pytest.mark.parametrize("role", [Role.ANALYST, Role.EDITOR])
+def test_an_analyst_or_editor_downloads_the_rows_but_only_an_editor_builds(
+    client, colleague, survey, role
+):
+    survey.share_with(colleague, role)
+    client.force_login(colleague)
+    page = client.get(f"/surveys/{survey.id}/results/").content.decode()
+    assert f"/api/surveys/{survey.id}/export.csv" in page
+    assert (f"/surveys/{survey.id}/edit/" in page) == (role == Role.EDITOR)
+    for export in ("export.csv", "codebook.json"):
+        assert api_for(colleague).get(f"/api/surveys/{survey.id}/{export}").status_code == 200
+
+
+def test_the_owner_shares_as_analyst_on_the_page_and_over_the_api(
+    logged_in, colleague, survey, owner
+):
+    logged_in.post(f"/surveys/{survey.id}/share/", {"user": "colleague", "role": "analyst"})
+    assert shares() == [(survey.id, "colleague", "analyst")]
+    changed = api_for(owner).patch(
+        f"/api/surveys/{survey.id}/collaborators/{colleague.id}/", {"role": "viewer"}, format="json"
+    )
+    assert changed.status_code == 200 and shares() == [(survey.id, "colleague", "viewer")]
 
 
 @pytest.mark.parametrize(("role", "controls"), [(Role.VIEWER, False), (Role.EDITOR, True)])
