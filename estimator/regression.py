@@ -294,7 +294,9 @@ def _check_identifiable(x: np.ndarray, names: Sequence[str]) -> None:
 
 def _starting_values(x: np.ndarray, yes: np.ndarray, n: np.ndarray, t: float, c: float):
     """Intercept at the logit of the overall prevalence estimate, slopes at 0."""
-    q = np.clip((yes.sum() / n.sum() - c) / t, 0.05, 0.95)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = float(np.clip(np.nanmean((yes.sum() / n.sum() - c) / t), 0.05, 0.95))
+    q = 0.5 if math.isnan(q) else q
     beta = np.zeros(x.shape[1])
     ones = np.all(x == 1.0, axis=0)
     if ones.any():
