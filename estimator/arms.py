@@ -149,6 +149,32 @@ class ArmsDesign(Design):
         p_yes = self.response_matrix[2 * arms + 1, true_answers] / np.take(self.arm_weights, arms)
         return 2 * arms + (rng.random(true_answers.shape) < p_yes)
 
+    def unit_covariance(self, theta: Sequence[float]) -> np.ndarray:
+        """Covariance of θ̂ times n (n respondents split by the arm weights), at θ."""
+        theta = np.asarray(theta, dtype=float)
+        lam = np.clip(self.yes_rates(theta), 1e-12, 1 - 1e-12)
+        jac = _jacobian(lambda th: np.asarray(self.yes_rates(th)), theta)
+        info = jac.T @ np.diag(np.asarray(self.arm_weights) / (lam * (1 - lam))) @ jac
+        return np.linalg.inv(info)
+
+    def sample_size(
+        self, theta: Sequence[float], half_width: float, level: float = DEFAULT_LEVEL
+    ) -> int:
+        """Respondents needed for a half-width ``half_width`` of π's interval at the
+        planned θ (normal approximation)."""
+        level = check_level(level)
+        if isinstance(half_width, bool) or not 0 < half_width <= 1:
+            raise ValueError(f"half_width must be in (0, 1], got {half_width!r}")
+        variance = self.unit_covariance(theta)[0, 0]
+        return max(1, math.ceil(variance * (z_value(level) / half_width) ** 2 - 1e-9))
+
+    def variance_price(self, theta: Sequence[float]) -> float:
+        """The price of the detection: how many times more respondents π needs than if
+        it were asked directly (and answered honestly), at the planned θ."""
+        pi = float(theta[0])
+        direct = pi * (1 - pi)
+        return math.inf if direct == 0 else float(self.unit_covariance(theta)[0, 0] / direct)
+
     def estimate(self, counts: Any) -> ArmsEstimate:
         """Estimate from the report counts ``[no₀, yes₀, no₁, yes₁]``."""
         values = _count_vector(counts, 2 * ARMS)
@@ -322,6 +348,16 @@ class UnrelatedQuestionUnknown(ArmsDesign):
         return np.array([row[0], row[1]])
 
 
+def _jacobian(fun, theta: np.ndarray) -> np.ndarray:
+    """Central differences of a vector function of θ, one column per parameter."""
+    cols = []
+    for j in range(len(theta)):
+        step = np.zeros(len(theta))
+        step[j] = _STEP
+        cols.append((fun(theta + step) - fun(theta - step)) / (2 * _STEP))
+    return np.column_stack(cols)
+
+
 def _loglik(design: ArmsDesign, theta: Sequence[float], yes: np.ndarray, n: np.ndarray) -> float:
     lam = np.clip(design.yes_rates(theta), 0.0, 1.0)
     return float(np.sum(special.xlogy(yes, lam) + special.xlogy(n - yes, 1 - lam)))
@@ -416,14 +452,6 @@ class ArmsEstimate:
             return float(self.theta[self.design.parameter_names.index(name)])
         return float(self.design.derived(self.theta)[name])
 
-    def _jacobian(self, fun, theta: np.ndarray) -> np.ndarray:
-        cols = []
-        for j in range(2):
-            step = np.zeros(2)
-            step[j] = _STEP
-            cols.append((fun(theta + step) - fun(theta - step)) / (2 * _STEP))
-        return np.column_stack(cols)
-
     @property
     def covariance(self) -> np.ndarray | None:
         """Inverse information at the estimate (NaN where a parameter is not identified
@@ -432,7 +460,7 @@ class ArmsEstimate:
         if theta is None:
             return None
         lam = np.clip(self.design.yes_rates(theta), 1e-12, 1 - 1e-12)
-        jac = self._jacobian(lambda th: np.asarray(self.design.yes_rates(th)), theta)
+        jac = _jacobian(lambda th: np.asarray(self.design.yes_rates(th)), theta)
         info = jac.T @ np.diag(self.n / (lam * (1 - lam))) @ jac
         if abs(np.linalg.det(info)) < 1e-12 * max(1.0, float(np.abs(info).max()) ** 2):
             return np.full((2, 2), np.nan)
@@ -448,9 +476,7 @@ class ArmsEstimate:
         if name in self.design.parameter_names:
             j = self.design.parameter_names.index(name)
             return float(math.sqrt(cov[j, j]))
-        grad = self._jacobian(
-            lambda th: np.array([self.design.derived(th)[name]]), self.theta
-        ).ravel()
+        grad = _jacobian(lambda th: np.array([self.design.derived(th)[name]]), self.theta).ravel()
         return float(math.sqrt(grad @ cov @ grad))
 
     def ci(

@@ -196,3 +196,30 @@ def test_simulated_honest_respondents_follow_the_response_matrix():
     for x in (0, 1):
         freq = np.bincount(reports[truths == x], minlength=4) / np.sum(truths == x)
         assert freq == pytest.approx(d.response_matrix[:, x], abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("design", "theta"),
+    [
+        (StochasticLieDetector(), (0.3, 0.8)),
+        (CheatingDetection(p_truth=(0.8, 0.4), p_yes=(0.5, 0.5)), (0.3, 0.1)),
+        (UnrelatedQuestionUnknown(), (0.2, 0.6)),
+    ],
+)
+def test_planner_gives_the_half_width_it_promises(design, theta):
+    """At the planned n, the expected counts give π's Wald half-width ≈ the target."""
+    n = design.sample_size(theta, 0.05)
+    lam = design.yes_rates(theta)
+    per_arm = np.asarray(design.arm_weights) * n
+    counts = []
+    for size, rate in zip(per_arm, lam, strict=True):
+        counts += [size * (1 - rate), size * rate]
+    est = design.estimate([round(c) for c in counts])
+    assert 1.959964 * est.std_error("pi") == pytest.approx(0.05, rel=0.01)
+    # The price of the detection: more respondents than asking directly.
+    assert design.variance_price(theta) == pytest.approx(
+        n * (0.05 / 1.959964) ** 2 / (theta[0] * (1 - theta[0])), rel=0.01
+    )
+    assert design.variance_price(theta) > 1
+    with pytest.raises(ValueError, match="half_width"):
+        design.sample_size(theta, 0)
