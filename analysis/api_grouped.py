@@ -148,6 +148,12 @@ class RegressionCoefficientSerializer(serializers.Serializer):
     odds_ratio = serializers.FloatField()
     ci_low = serializers.FloatField()
     ci_high = serializers.FloatField()
+    std_error_opg = serializers.FloatField(
+        allow_null=True, help_text="standard error from the outer product of gradients (rr)"
+    )
+    lr_p_value = serializers.FloatField(
+        allow_null=True, help_text="likelihood-ratio test of the term (null for the intercept)"
+    )
 
 
 class RegressionSerializer(serializers.Serializer):
@@ -162,6 +168,10 @@ class RegressionSerializer(serializers.Serializer):
     log_likelihood = serializers.FloatField()
     level = serializers.FloatField()
     coefficients = RegressionCoefficientSerializer(many=True)
+    std_error_method = serializers.ChoiceField(
+        choices=["observed_information"],
+        help_text="how std_error, z, p_value and the interval are computed",
+    )
 
 
 ERROR = {400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT}

@@ -23,7 +23,7 @@ import numpy as np
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
 from estimator.estimates import MEAN_METHODS
-from estimator.regression import design_matrix, fit
+from estimator.regression import STD_ERROR_METHOD, design_matrix, fit
 from responses.counts import SurveyCounts, survey_counts
 from survey.codebook import question_columns
 from survey.models import Question, Survey
@@ -536,10 +536,18 @@ def regression(
                 "odds_ratio": coef.odds_ratio,
                 "ci_low": coef.ci_low,
                 "ci_high": coef.ci_high,
+                "std_error_opg": _json_number(coef.std_error_opg),
+                "lr_p_value": _json_number(coef.lr_p_value),
             }
             for coef in result.coefficients
         ],
+        "std_error_method": STD_ERROR_METHOD,
     }
+
+
+def _json_number(value: float) -> float | None:
+    """JSON has no NaN: a quantity that could not be computed is null."""
+    return value if math.isfinite(value) else None
 
 
 BREAKDOWN_COLUMNS = [
