@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimator.compare import compare as compare_groups
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
 from estimator.estimates import MEAN_METHODS
@@ -361,6 +362,80 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     if question.kind == Question.Kind.NUMBER:
         result |= {"lower": question.design.lower, "upper": question.design.upper}
     return result
+
+
+def _category(by: Question, field: str, raw, listed: list[int | None]) -> int | None:
+    """A category of ``by`` named in the query: an option index, or "none" for those who
+    left ``by`` unanswered."""
+    if isinstance(raw, str) and raw.strip().lower() == "none":
+        value: int | None = None
+    else:
+        try:
+            value = int(raw)
+        except (TypeError, ValueError):
+            raise AnalysisError(
+                field, f"{field} must be an option index of the grouping question, or none"
+            ) from None
+    if value not in listed:
+        raise AnalysisError(
+            field, f"{field} must be one of the grouping question's categories: {listed}"
+        )
+    return value
+
+
+def compare(
+    survey: Survey,
+    question_raw,
+    by_raw,
+    a_raw,
+    b_raw,
+    level: float,
+    counts: SurveyCounts | None = None,
+) -> dict:
+    """The difference of a randomized yes/no question's prevalence between two categories
+    of a directly asked question (:func:`estimator.compare.compare`: interval, Wald and
+    likelihood-ratio p-values). A category the breakdowns hide cannot be compared: the
+    difference would publish it."""
+    question = _randomized(survey, "question", question_raw, (Question.Kind.BINARY,))
+    by = _direct(survey, "by", by_raw, DIRECT_CATEGORICAL)
+    linked = LinkedBreakdowns.of(survey, question, counts)
+    cells = {category: (text, reports) for category, text, reports in linked.cells(by)}
+    a = _category(by, "a", a_raw, list(cells))
+    b = _category(by, "b", b_raw, list(cells))
+    if a == b:
+        raise AnalysisError("b", "a and b must be two different categories")
+    estimates = {}
+    for field, category in (("a", a), ("b", b)):
+        if category in linked.hidden[by.id]:
+            raise AnalysisError(
+                field,
+                f"{field}: this group is hidden in the breakdown (too few respondents in it "
+                "or in another group), so it cannot be compared",
+            )
+        reports = cells[category][1]
+        estimates[field] = question.design.estimate(reports.get(1, 0), sum(reports.values()))
+        if not estimates[field].has_data:
+            raise AnalysisError(field, f"{field}: nobody in this group has answered yet")
+    comparison = compare_groups(estimates["a"], estimates["b"], level)
+    return {
+        "survey": survey.id,
+        "question": question.id,
+        "text": question.text,
+        "by": by.id,
+        "by_text": by.text,
+        "min_cell_count": linked.min_cell_count,
+        "groups": [
+            {
+                "category": category,
+                "text": cells[category][0],
+                "n": estimates[field].n,
+                "estimate": estimates[field].estimate,
+                "std_error": estimates[field].std_error,
+            }
+            for field, category in (("a", a), ("b", b))
+        ],
+        **comparison.to_dict(),
+    }
 
 
 def crosstab_of(
