@@ -1,4 +1,4 @@
-"""Coverage of the designs with arms and of the split-ballot difference.
+"""Coverage of the designs with arms, the split-ballot difference and the one-bit mean.
 
 Run: ``.venv/bin/python bench/coverage_arms.py [--reps 300]`` (part of ``coverage.py``).
 Each cell draws ``reps`` surveys of n respondents (the arm by the design's weights, the
@@ -6,7 +6,8 @@ report from the latent classes), estimates through the design's own
 ``estimate(...).ci()`` (profile-likelihood intervals; β of the cheating model by Wald)
 and counts how often the interval holds the truth. Targets as for the other kinds: mean
 coverage 94–96.5 %, no cell below 92 % for n ≥ 50 — judged with the Monte-Carlo error of
-``reps`` draws in mind (±2.5 % at 300 draws).
+``reps`` draws in mind (±2.5 % at 300 draws). Duchi et al.'s one-bit mean is checked on
+the grid of ``coverage.py``'s Laplace mean (all mass at a bound, uniform, skewed).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from estimator.arms import (  # noqa: E402
 )
 from estimator.compare import compare  # noqa: E402
 from estimator.designs import DirectBinary, ForcedResponse  # noqa: E402
+from estimator.intervals import affine_interval  # noqa: E402
+from estimator.one_bit import OneBitMean  # noqa: E402
 
 NS = (50, 200, 1000)
 LEVEL = 0.95
@@ -99,7 +102,35 @@ def report(reps: int, seed: int) -> bool:
         grid.append(row)
         print(f"{n:<7}" + "".join(f"{100 * c:14.1f}" for c in row))
     ok &= _targets(np.array(grid))
+    ok &= one_bit_report(max(reps, 20_000), rng)
     return ok
+
+
+def one_bit_report(reps: int, rng: np.random.Generator) -> bool:
+    """Duchi et al.'s one-bit mean (ε = 1 on 0…10): the report count is binomial with
+    rate c + t·u, u the normalized true mean, so every count's interval is computed once
+    (the design's own line and Wilson interval) and ``reps`` draws look theirs up."""
+    design = OneBitMean(epsilon=1.0, lower=0, upper=10)
+    support = np.arange(11)
+    skewed = 0.6**support
+    truths = {
+        "all at a bound": (support == 0).astype(float),
+        "uniform": np.full(11, 1 / 11),
+        "skewed": skewed / skewed.sum(),
+    }
+    print(f"\n{design!r}: mean, Wilson through the line, {reps} surveys per cell")
+    print("n      " + "".join(f"{name:>16}" for name in truths))
+    grid = []
+    for n in (50, 200, 1000, 10000):
+        low, high, _ = affine_interval(np.arange(n + 1), n, design.c, design.t)
+        row = []
+        for shares in truths.values():
+            u = float(shares @ support) / 10
+            k = rng.binomial(n, design.c + design.t * u, size=reps)
+            row.append(np.mean((low[k] <= u) & (u <= high[k])))
+        grid.append(row)
+        print(f"{n:<7}" + "".join(f"{100 * c:16.1f}" for c in row))
+    return _targets(np.array(grid))
 
 
 def _targets(coverage: np.ndarray) -> bool:
