@@ -72,6 +72,8 @@ class ArmsDesign(Design):
     parameter_names: ClassVar[tuple[str, str]]
     parameter_labels: ClassVar[tuple[str, str]]
     derived_names: ClassVar[tuple[str, ...]] = ()
+    # The share the detection watches for: (parameter, words), or None.
+    detects: ClassVar[tuple[str, str] | None] = None
 
     def __post_init__(self) -> None:
         self._check_params()
@@ -202,6 +204,7 @@ class StochasticLieDetector(ArmsDesign):
     )
     parameter_names: ClassVar[tuple[str, str]] = ("pi", "t")
     parameter_labels: ClassVar[tuple[str, str]] = ("Prevalence π", "Carriers' honesty t")
+    detects: ClassVar[tuple[str, str] | None] = ("t", "The share of carriers who lie, 1 − t =")
     p: tuple[float, float] = (2 / 12, 10 / 12)
     arm_weights: tuple[float, float] = (0.5, 0.5)
 
@@ -249,6 +252,7 @@ class CheatingDetection(ArmsDesign):
     parameter_names: ClassVar[tuple[str, str]] = ("pi", "gamma")
     parameter_labels: ClassVar[tuple[str, str]] = ("Honest “yes” π", "Cheaters γ")
     derived_names: ClassVar[tuple[str, ...]] = ("beta",)
+    detects: ClassVar[tuple[str, str] | None] = ("gamma", "The share of cheaters γ =")
     p_truth: tuple[float, float] = (0.5, 0.75)
     p_yes: tuple[float, float] = (0.5, 0.5)
     arm_weights: tuple[float, float] = (0.5, 0.5)
@@ -523,6 +527,28 @@ class ArmsEstimate:
         stat = max(0.0, 2 * (self.max_loglik - self.profile(j, 0.0)[1]))
         return float(0.5 * sps.chi2.sf(stat, 1)) if stat > 0 else 1.0
 
+    def findings(self, level: float = DEFAULT_LEVEL) -> list[str]:
+        """What the detection found, in words: whether the share the design watches for
+        (cheaters γ; carriers who lie, 1 − t) is significantly above 0 at ``level``."""
+        if not self.has_data or self.design.detects is None:
+            return []
+        name, what = self.design.detects
+        alpha = 1 - check_level(level)
+        if name == "t":
+            # Lying carriers: test t = 1 against t < 1, on the profile at t = 1.
+            j = self.design.parameter_names.index("t")
+            stat = max(0.0, 2 * (self.max_loglik - self.profile(j, 1.0)[1]))
+            p = float(0.5 * sps.chi2.sf(stat, 1)) if stat > 0 else 1.0
+            share = 1 - self["t"]
+        else:
+            p, share = self.lr_test_zero(name), self[name]
+        if p < alpha:
+            return [
+                f"{what} {share:.1%} is significantly above 0 (likelihood-ratio p = {p:.2g}): "
+                "some respondents did not follow the instructions."
+            ]
+        return [f"{what} {share:.1%} is not significantly above 0 (likelihood-ratio p = {p:.2g})."]
+
     def to_dict(self, level: float = DEFAULT_LEVEL) -> dict[str, Any]:
         """Every quantity with its SE and interval, JSON-ready."""
         out: dict[str, Any] = {
@@ -610,7 +636,7 @@ def sld_regression(
         return regression.log_likelihood(beta_at(h), x, yes_arr, n_arr, h - c, c)
 
     honesty, _ = _maximize(profile, 1e-6, 1.0)
-    beta = beta_at(honesty)
+    beta, converged, iterations = regression._newton(x, yes_arr, n_arr, honesty - c, c)
 
     def gradient(params: np.ndarray) -> np.ndarray:
         b, h = params[:-1], params[-1]
@@ -630,7 +656,18 @@ def sld_regression(
     covariance = np.linalg.inv(-(hessian + hessian.T) / 2)
     k = len(beta)
     result = regression._result(
-        beta, covariance[:k, :k], names, x, yes_arr, n_arr, honesty - c, c, level, True, 0
+        beta,
+        covariance[:k, :k],
+        names,
+        x,
+        yes_arr,
+        n_arr,
+        honesty - c,
+        c,
+        level,
+        converged,
+        iterations,
     )
-    result = replace(result, t=honesty, c=math.nan)
+    # The line differs per arm: t here is the carriers' honesty, c the first arm's 1 − p.
+    result = replace(result, t=honesty, c=float(1 - design.p[0]))
     return SLDRegressionResult(result, honesty, float(math.sqrt(covariance[k, k])), level)

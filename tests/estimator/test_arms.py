@@ -44,6 +44,8 @@ def test_minarets_sld_matches_rreg():
     assert est.std_error("pi") == pytest.approx(0.0411, abs=5e-5)
     assert est["t"] == pytest.approx(0.6358, abs=5e-5)
     assert est.std_error("t") == pytest.approx(0.0173, abs=5e-5)
+    # A third of the minaret opponents' carriers did not admit it (Heck & Moshagen 2018).
+    assert "1 − t = 36.4% is significantly above 0" in est.findings()[0]
     low, high = est.ci("pi", method="wald")
     assert low == pytest.approx(0.8707 - 1.96 * 0.0411, abs=5e-4)
     assert est.ci("pi")[0] < est["pi"] < est.ci("pi")[1]
@@ -181,11 +183,14 @@ def test_cheating_is_detected_and_reported_as_significant():
     assert est["gamma"] == pytest.approx(0.25, abs=0.01)
     assert est["beta"] == pytest.approx(0.55, abs=0.01)
     assert est.lr_test_zero("gamma") < 1e-6
+    (finding,) = est.findings()
+    assert "cheaters γ = 25.0% is significantly above 0" in finding
     lam = design.yes_rates((0.2, 0.0))
     honest = design.estimate(
         [n - round(n * lam[0]), round(n * lam[0]), n - round(n * lam[1]), round(n * lam[1])]
     )
     assert honest.lr_test_zero("gamma") > 0.2
+    assert "not significantly above 0" in honest.findings()[0]
 
 
 def test_simulated_honest_respondents_follow_the_response_matrix():
