@@ -89,3 +89,22 @@ def test_only_the_surveys_team_can_compare(outsider, study):
     q = questions(study)
     response = get(outsider, study, question=q["cheat"], by=q["faculty"], a=0, b=1)
     assert response.status_code == 404
+
+
+def test_the_breakdown_page_compares_two_shown_groups(client, owner, study):
+    fill(study, [212, 7, 64, 40])  # Law and Medicine hidden
+    q = questions(study)
+    client.force_login(owner)
+    url = f"/surveys/{study.id}/results/breakdown/"
+    page = client.get(url, {"question": q["cheat"], "by": q["faculty"]}).content.decode()
+    assert "Compare two groups" in page
+    choices = page.split('id="compare-a"')[1].split("</select>")[0]
+    assert "Arts" in choices and "Science" in choices
+    assert "Law" not in choices and "Medicine" not in choices  # hidden groups are not offered
+    params = {"question": q["cheat"], "by": q["faculty"], "a": 2, "b": 0}
+    page = client.get(url, params).content.decode()
+    want = get(owner, study, **params).json()
+    assert "Science" in page and "a difference of" in page
+    assert f"p = {want['lr_p_value']:.3g} (likelihood ratio)" in page
+    hidden = client.get(url, {**params, "b": 1}).content.decode()
+    assert "hidden in the breakdown" in hidden and "a difference of" not in hidden
