@@ -15,7 +15,14 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from analysis.grouped import AnalysisError, breakdown, breakdowns_csv, crosstab_of, regression
+from analysis.grouped import (
+    AnalysisError,
+    breakdown,
+    breakdowns_csv,
+    compare,
+    crosstab_of,
+    regression,
+)
 from analysis.results import parse_estimate_options
 from estimator.randomized_response import CI_METHODS
 from survey.api import CSV_RESPONSE, CSVRenderer, csv_download
@@ -148,6 +155,12 @@ class RegressionCoefficientSerializer(serializers.Serializer):
     odds_ratio = serializers.FloatField()
     ci_low = serializers.FloatField()
     ci_high = serializers.FloatField()
+    std_error_opg = serializers.FloatField(
+        allow_null=True, help_text="standard error from the outer product of gradients (rr)"
+    )
+    lr_p_value = serializers.FloatField(
+        allow_null=True, help_text="likelihood-ratio test of the term (null for the intercept)"
+    )
 
 
 class RegressionSerializer(serializers.Serializer):
@@ -162,6 +175,36 @@ class RegressionSerializer(serializers.Serializer):
     log_likelihood = serializers.FloatField()
     level = serializers.FloatField()
     coefficients = RegressionCoefficientSerializer(many=True)
+    std_error_method = serializers.ChoiceField(
+        choices=["observed_information"],
+        help_text="how std_error, z, p_value and the interval are computed",
+    )
+
+
+class CompareGroupSerializer(serializers.Serializer):
+    category = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField()
+    n = serializers.IntegerField()
+    estimate = serializers.FloatField()
+    std_error = serializers.FloatField()
+
+
+class CompareSerializer(serializers.Serializer):
+    survey = serializers.IntegerField()
+    question = serializers.IntegerField()
+    text = serializers.CharField()
+    by = serializers.IntegerField()
+    by_text = serializers.CharField()
+    min_cell_count = serializers.IntegerField()
+    groups = CompareGroupSerializer(many=True)
+    a = serializers.FloatField(help_text="prevalence in group a")
+    b = serializers.FloatField(help_text="prevalence in group b")
+    difference = serializers.FloatField(help_text="a − b")
+    std_error = serializers.FloatField()
+    ci = serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2)
+    level = serializers.FloatField()
+    wald_p_value = serializers.FloatField()
+    lr_p_value = serializers.FloatField()
 
 
 ERROR = {400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT}
@@ -223,6 +266,37 @@ def crosstab_endpoint(request: Request, survey_id: int) -> Response:
     level, _ = _options(request.query_params)
     return _answer(
         crosstab_of, survey, request.query_params.get("a"), request.query_params.get("b"), level
+    )
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("question", OpenApiTypes.INT, required=True),
+        OpenApiParameter("by", OpenApiTypes.INT, required=True),
+        OpenApiParameter(
+            "a", str, required=True, description="a category of by (option index, or none)"
+        ),
+        OpenApiParameter("b", str, required=True, description="the other category"),
+        LEVEL,
+    ],
+    responses={200: CompareSerializer, **ERROR},
+)
+@api_view(["GET"])
+def compare_endpoint(request: Request, survey_id: int) -> Response:
+    """The difference of a randomized yes/no question's prevalence between two categories
+    of a directly asked question, with its interval and the Wald and likelihood-ratio
+    p-values of "no difference". A category the breakdown hides is refused."""
+    survey = survey_for(request, survey_id, Role.VIEWER)
+    level, _ = _options(request.query_params)
+    params = request.query_params
+    return _answer(
+        compare,
+        survey,
+        params.get("question"),
+        params.get("by"),
+        params.get("a"),
+        params.get("b"),
+        level,
     )
 
 

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimator.compare import compare as compare_groups
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
 from estimator.estimates import MEAN_METHODS
-from estimator.regression import design_matrix, fit
+from estimator.regression import STD_ERROR_METHOD, design_matrix, fit
 from responses.counts import SurveyCounts, survey_counts
 from survey.codebook import question_columns
 from survey.models import Question, Survey
@@ -362,6 +363,80 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     return result
 
 
+def _category(by: Question, field: str, raw, listed: list[int | None]) -> int | None:
+    """A category of ``by`` named in the query: an option index, or "none" for those who
+    left ``by`` unanswered."""
+    if isinstance(raw, str) and raw.strip().lower() == "none":
+        value: int | None = None
+    else:
+        try:
+            value = int(raw)
+        except (TypeError, ValueError):
+            raise AnalysisError(
+                field, f"{field} must be an option index of the grouping question, or none"
+            ) from None
+    if value not in listed:
+        raise AnalysisError(
+            field, f"{field} must be one of the grouping question's categories: {listed}"
+        )
+    return value
+
+
+def compare(
+    survey: Survey,
+    question_raw,
+    by_raw,
+    a_raw,
+    b_raw,
+    level: float,
+    counts: SurveyCounts | None = None,
+) -> dict:
+    """The difference of a randomized yes/no question's prevalence between two categories
+    of a directly asked question (:func:`estimator.compare.compare`: interval, Wald and
+    likelihood-ratio p-values). A category the breakdowns hide cannot be compared: the
+    difference would publish it."""
+    question = _randomized(survey, "question", question_raw, (Question.Kind.BINARY,))
+    by = _direct(survey, "by", by_raw, DIRECT_CATEGORICAL)
+    linked = LinkedBreakdowns.of(survey, question, counts)
+    cells = {category: (text, reports) for category, text, reports in linked.cells(by)}
+    a = _category(by, "a", a_raw, list(cells))
+    b = _category(by, "b", b_raw, list(cells))
+    if a == b:
+        raise AnalysisError("b", "a and b must be two different categories")
+    estimates = {}
+    for field, category in (("a", a), ("b", b)):
+        if category in linked.hidden[by.id]:
+            raise AnalysisError(
+                field,
+                f"{field}: this group is hidden in the breakdown (too few respondents in it "
+                "or in another group), so it cannot be compared",
+            )
+        reports = cells[category][1]
+        estimates[field] = question.design.estimate(reports.get(1, 0), sum(reports.values()))
+        if not estimates[field].has_data:
+            raise AnalysisError(field, f"{field}: nobody in this group has answered yet")
+    comparison = compare_groups(estimates["a"], estimates["b"], level)
+    return {
+        "survey": survey.id,
+        "question": question.id,
+        "text": question.text,
+        "by": by.id,
+        "by_text": by.text,
+        "min_cell_count": linked.min_cell_count,
+        "groups": [
+            {
+                "category": category,
+                "text": cells[category][0],
+                "n": estimates[field].n,
+                "estimate": estimates[field].estimate,
+                "std_error": estimates[field].std_error,
+            }
+            for field, category in (("a", a), ("b", b))
+        ],
+        **comparison.to_dict(),
+    }
+
+
 def crosstab_of(
     survey: Survey, a_raw, b_raw, level: float, counts: SurveyCounts | None = None
 ) -> dict:
@@ -535,10 +610,18 @@ def regression(
                 "odds_ratio": coef.odds_ratio,
                 "ci_low": coef.ci_low,
                 "ci_high": coef.ci_high,
+                "std_error_opg": _json_number(coef.std_error_opg),
+                "lr_p_value": _json_number(coef.lr_p_value),
             }
             for coef in result.coefficients
         ],
+        "std_error_method": STD_ERROR_METHOD,
     }
+
+
+def _json_number(value: float) -> float | None:
+    """JSON has no NaN: a quantity that could not be computed is null."""
+    return value if math.isfinite(value) else None
 
 
 BREAKDOWN_COLUMNS = [

@@ -28,6 +28,7 @@ from analysis.grouped import (
     RANDOMIZED_CATEGORICAL,
     AnalysisError,
     breakdown,
+    compare,
     crosstab_of,
     regression,
 )
@@ -110,10 +111,22 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     questions = _choices(survey, True, BROKEN_DOWN)
     groups = _choices(survey, False, DIRECT_CATEGORICAL)
     picked = _picked(request, "question", questions), _picked(request, "by", groups)
-    result, chart = None, ""
+    result, chart, comparison = None, "", None
     if all(picked):
         try:
             result = breakdown(survey, picked[0].id, picked[1].id, level, method)
+        except AnalysisError as error:
+            errors.append(error.message)
+    if result and result["kind"] == Question.Kind.BINARY and "a" in request.GET:
+        try:
+            comparison = compare(
+                survey,
+                picked[0].id,
+                picked[1].id,
+                request.GET.get("a"),
+                request.GET.get("b"),
+                level,
+            )
         except AnalysisError as error:
             errors.append(error.message)
     if result:
@@ -135,6 +148,8 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
             "by": picked[1],
             "result": result,
             "chart": chart,
+            "comparison": comparison,
+            "comparable": [c for c in (result or {}).get("categories", []) if not c["suppressed"]],
             "errors": errors,
             "level": level,
             "method": method,

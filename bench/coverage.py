@@ -12,7 +12,10 @@ The same coverage targets (without the width one) are then checked for multiple-
 questions with k = 3 and k = 5 options (each option's interval, true distributions from
 uniform to all mass on one option; reports drawn from the multinomial) and for the mean
 of a bounded number with the exact Laplace mechanism (all mass at a bound, uniform,
-skewed), each through the designs' own ``estimate(...).ci()``.
+skewed), each through the designs' own ``estimate(...).ci()``, and (``coverage_arms.py``)
+for π and t of the stochastic lie detector, π, γ and β of the cheating model, both
+prevalences of the unrelated question with unknown prevalence and the split ballot's
+difference.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.coverage_arms import report as arms_report  # noqa: E402
 from bench.coverage_crosstab import report as crosstab_report  # noqa: E402
 from estimator.randomized_response import (  # noqa: E402
     DEFAULT_METHOD,
@@ -199,6 +203,9 @@ def main() -> int:
     parser.add_argument(
         "--crosstab-reps", type=int, default=2_000, help="0 leaves the cross-tab grids out"
     )
+    parser.add_argument(
+        "--arms-reps", type=int, default=300, help="0 leaves the designs with arms out"
+    )
     args = parser.parse_args()
     ok = summary(ForcedResponse(), args.reps, args.seed, with_targets=True)
     # For comparison only: a weak-privacy design (ε = ln 19) puts λ near 0 and 1, where
@@ -218,6 +225,9 @@ def main() -> int:
         # Reported, not judged: phi and the odds ratio over-cover (too wide, never too
         # narrow); see the cross-tab section of the README.
         crosstab_report(args.crosstab_reps, args.seed)
+    if args.arms_reps:
+        print("\nDesigns with arms (SLD, cheating detection, UQ unknown) and the split ballot")
+        ok &= arms_report(args.arms_reps, args.seed)
     return 0 if ok else 1
 
 

@@ -43,6 +43,7 @@ api_patterns = [
         name="api-breakdowns-csv",
     ),
     path("surveys/<int:survey_id>/crosstab/", api_grouped.crosstab_endpoint, name="api-crosstab"),
+    path("surveys/<int:survey_id>/compare/", api_grouped.compare_endpoint, name="api-compare"),
     path(
         "surveys/<int:survey_id>/regression/",
         api_grouped.regression_endpoint,

@@ -51,9 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-_EM_ITERATIONS = 5000
-_EM_TOLERANCE = 1e-12
-_EMPTY_CELL = 1e-9
+from estimator.estimates import simplex_mle
 
 
 def joint_response_matrix(matrix_1: np.ndarray, matrix_2: np.ndarray) -> np.ndarray:
@@ -100,7 +98,7 @@ def _smoothed_fit(counts: np.ndarray, joint: np.ndarray):
     """
     counts = np.asarray(counts, dtype=float)
     n = counts.sum(axis=-1)
-    pi = simplex_mle(counts, joint)
+    pi = simplex_mle(joint, counts)
     fitted = n[..., None] * (pi @ joint.T)
     smoothed = (fitted + 0.5) / (n[..., None] + 0.5 * counts.shape[-1])
     return n, pi, smoothed
@@ -123,32 +121,6 @@ def cell_intervals(counts: np.ndarray, joint: np.ndarray, z: float):
     high = np.where(unbiased < 0, np.maximum(high, np.clip(pi + z * se, 0, 1)), high)
     low = np.where(unbiased > 1, np.minimum(low, np.clip(pi - z * se, 0, 1)), low)
     return pi, se, low, high
-
-
-def simplex_mle(counts: np.ndarray, joint: np.ndarray) -> np.ndarray:
-    """Maximum-likelihood joint table on the simplex by EM (van den Hout & van der
-    Heijden [3]_): π ← π ∘ Aᵀ(λ̂ / Aπ), from the uniform table. Where the unbiased
-    estimate already lies in the simplex it is the MLE and is returned as it is."""
-    counts = np.asarray(counts, dtype=float)
-    shape = counts.shape
-    counts = counts.reshape(-1, shape[-1])
-    lam_hat = counts / counts.sum(axis=-1, keepdims=True)
-    unbiased = lam_hat @ np.linalg.inv(joint).T
-    inside = np.all(unbiased >= 0, axis=-1)
-    pi = np.full_like(lam_hat, 1.0 / lam_hat.shape[-1])
-    todo = ~inside
-    for _ in range(_EM_ITERATIONS):
-        if not np.any(todo):
-            break
-        current = pi[todo]
-        updated = current * ((lam_hat[todo] / (current @ joint.T)) @ joint)
-        change = np.max(np.abs(updated - current), axis=-1)
-        pi[todo] = updated
-        todo[np.flatnonzero(todo)[change < _EM_TOLERANCE]] = False
-    # EM creeps towards an empty cell without reaching it: call what is left there 0.
-    pi = np.where(pi < _EMPTY_CELL, 0.0, pi)
-    pi /= pi.sum(axis=-1, keepdims=True)
-    return np.where(inside[:, None], unbiased, pi).reshape(shape)
 
 
 def _pairs(pi: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -188,7 +160,7 @@ def association_intervals(counts: np.ndarray, joint: np.ndarray, z: float):
     """
     counts = np.asarray(counts, dtype=float)
     n = counts.sum(axis=-1)
-    pi = simplex_mle(counts, joint)
+    pi = simplex_mle(joint, counts)
     # Haldane–Anscombe: ½ respondent added to each true cell for the delta method only.
     smooth = (n[..., None] * pi + 0.5) / (n[..., None] + 2.0)
     covariance = _covariance(smooth @ joint.T, np.linalg.inv(joint), n)
@@ -324,7 +296,7 @@ def design_fit_p_value(counts: np.ndarray, joint: np.ndarray) -> float:
     """
     counts = np.asarray(counts, dtype=float)
     n = counts.sum()
-    fitted = n * (simplex_mle(counts, joint) @ joint.T)
+    fitted = n * (simplex_mle(joint, counts) @ joint.T)
     with np.errstate(divide="ignore", invalid="ignore"):
         g2 = 2 * float(np.sum(np.where(counts > 0, counts * np.log(counts / fitted), 0.0)))
     return float(stats.chi2.sf(max(g2, 0.0), counts.size - 1))

@@ -86,6 +86,9 @@ class Design:
     randomized: ClassVar[bool] = True
     # Choice designs take their number of options from the question.
     needs_options: ClassVar[bool] = False
+    # The respondent compares the sensitive statement with an innocuous one and reports
+    # only "same" or "different" (crosswise): no coin, and the report is that answer.
+    compares_statements: ClassVar[bool] = False
 
     def _check_params(self) -> None:
         for param in self.PARAMS:
@@ -448,6 +451,7 @@ class Crosswise(BinaryDesign):
     name: ClassVar[str] = "crosswise"
     label: ClassVar[str] = "Crosswise (same or different?)"
     help: ClassVar[str] = "Two statements, one innocuous: answer only 'same' or 'different'."
+    compares_statements: ClassVar[bool] = True
     PARAMS: ClassVar[tuple[Param, ...]] = (
         probability("p", 0.25, "Known prevalence of the innocuous statement", "must not be ½"),
     )

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 MEAN_METHODS = ("t",)
 _EM_STEPS = 5000
+_EM_TOLERANCE = 1e-12
+_EMPTY_CELL = 1e-9
 
 
 def _fmt(x: float | None) -> str:
@@ -290,24 +292,35 @@ class ChoiceEstimate:
         return tuple(o.contradicts_design(level, method) for o in self.options)
 
 
-def simplex_mle(matrix: np.ndarray, counts: Sequence[int]) -> np.ndarray:
-    """Maximum-likelihood π on the simplex for reports ~ Multinomial(n, Mπ), by EM.
-
-    Each step is the expected share of true options given the reports; the likelihood
-    never decreases and π stays on the simplex. Starts from the clipped unbiased estimate.
-    """
-    matrix, counts = np.asarray(matrix, dtype=float), np.asarray(counts, dtype=float)
-    k = matrix.shape[1]
-    start = np.clip(np.linalg.solve(matrix, counts / counts.sum()), 1e-6, None)
-    pi = start / start.sum() if np.isfinite(start).all() else np.full(k, 1 / k)
+def simplex_mle(matrix: np.ndarray, counts: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Maximum-likelihood π on the simplex for reports ~ Multinomial(n, Mπ), by EM (van
+    den Hout & van der Heijden): π ← π ∘ Mᵀ(λ̂ / Mπ), from the uniform π; the likelihood
+    never decreases and π stays on the simplex. Where the unbiased estimate M⁻¹λ̂ already
+    lies in the simplex it is the MLE and is returned as it is. Vectorised: ``counts``
+    may hold one count vector per row (the cross-tabs fit many tables at once)."""
+    matrix = np.asarray(matrix, dtype=float)
+    counts = np.asarray(counts, dtype=float)
+    shape = counts.shape
+    counts = counts.reshape(-1, shape[-1])
+    lam_hat = counts / counts.sum(axis=-1, keepdims=True)
+    unbiased = lam_hat @ np.linalg.inv(matrix).T
+    inside = np.all(unbiased >= 0, axis=-1)
+    pi = np.full((len(lam_hat), matrix.shape[1]), 1.0 / matrix.shape[1])
+    todo = ~inside
     for _ in range(_EM_STEPS):
-        rates = matrix @ pi
-        weights = np.divide(counts, rates, out=np.zeros_like(counts), where=rates > 0)
-        updated = pi * (matrix.T @ weights) / counts.sum()
-        if np.max(np.abs(updated - pi)) < 1e-12:
-            return updated
-        pi = updated
-    return pi
+        if not np.any(todo):
+            break
+        current = pi[todo]
+        rates = current @ matrix.T
+        ratio = np.divide(lam_hat[todo], rates, out=np.zeros_like(rates), where=rates > 0)
+        updated = current * (ratio @ matrix)
+        change = np.max(np.abs(updated - current), axis=-1)
+        pi[todo] = updated
+        todo[np.flatnonzero(todo)[change < _EM_TOLERANCE]] = False
+    # EM creeps towards an empty cell without reaching it: call what is left there 0.
+    pi = np.where(pi < _EMPTY_CELL, 0.0, pi)
+    pi /= pi.sum(axis=-1, keepdims=True)
+    return np.where(inside[:, None], unbiased, pi).reshape(shape)
 
 
 class NumberStats(NamedTuple):

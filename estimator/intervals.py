@@ -27,8 +27,8 @@ from scipy import stats
 # used the Jeffreys prior) and stays accepted wherever a method is named.
 INTERVAL_METHODS = ("wilson", "exact", "wald", "uniform_hpd")
 METHOD_ALIASES = {"jeffreys": "uniform_hpd"}
-# What the app offers today (the API echoes the requested name).
-CI_METHODS = ("wilson", "exact", "wald", "jeffreys")
+# What the app offers (the API echoes the requested name; ``jeffreys`` stays accepted).
+CI_METHODS = INTERVAL_METHODS
 DEFAULT_METHOD = "wilson"
 DEFAULT_LEVEL = 0.95
 NO_DATA_MESSAGE = "No reports yet: an estimate needs at least one answer."
@@ -108,7 +108,10 @@ def lambda_interval(
     """
     level, method = check_level(level), check_method(method)
     k, n = np.asarray(yes_count, dtype=float), np.asarray(n, dtype=float)
-    if np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(k < 0) or np.any(k > n):
+    for name, values in (("yes_count", k), ("n", n)):
+        if np.any(~np.isfinite(values)) or np.any(values != np.floor(values)):
+            raise ValueError(f"{name} must be a finite whole number, got {values.tolist()!r}")
+    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
         raise ValueError("intervals need n >= 1 and 0 <= yes_count <= n")
     z = z_value(level)
     if method == "wilson":

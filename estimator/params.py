@@ -21,7 +21,8 @@ class Param:
     """One parameter of a design.
 
     ``type`` is ``"probability"`` (a real in [0, 1]), ``"real"``, ``"integer"`` or
-    ``"probabilities"`` (one probability per option, summing to 1). ``low``/``high`` bound
+    ``"probabilities"`` (one probability per option, summing to 1) or ``"probability_pair"``
+    (one probability per arm of a design with two arms). ``low``/``high`` bound
     the value (``open_low``/``open_high`` exclude the bound itself). ``default`` ``None``
     means "depends on the question" (for ``probabilities``: uniform over the options).
     """
@@ -38,6 +39,13 @@ class Param:
 
     def check(self, value: Any) -> Any:
         """The value if valid, else a ValueError naming the parameter and the rule."""
+        if self.type == "probability_pair":
+            if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+                raise ValueError(f"{self.name} must be a list of two probabilities, got {value!r}")
+            values = tuple(self._check_real(v, f"each entry of {self.name}") for v in value)
+            if len(values) != 2 or not all(0 <= v <= 1 for v in values):
+                raise ValueError(f"{self.name} must be two probabilities in [0, 1], got {value!r}")
+            return values
         if self.type == "probabilities":
             if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
                 raise ValueError(f"{self.name} must be a list of probabilities, got {value!r}")

@@ -88,24 +88,35 @@ def std_error(t: float, c: float, q: float, n: int, population: int | None = Non
     return math.sqrt((fpc * sampling + coins) / n)
 
 
-def variance_price(t: float, c: float, q: float) -> float:
+def variance_price(t: float, c: float, q: float | None = None) -> float:
     """How many times more respondents the design needs than asking directly, at q.
 
     Var(q̂) = λ(1 − λ)/(t²n) against q(1 − q)/n for a direct question: 9.33 at q = 0.1
-    and 77 at q = 0.01 for the two fair coins (the worst-case-over-q figure, 4, hides
-    how expensive rare traits are). ``math.inf`` at q ∈ {0, 1}.
+    and 77 at q = 0.01 for the two fair coins (the worst-case-over-q figure, 4, given
+    for ``q=None`` — the worst λ(1 − λ) against ¼ — hides how expensive rare traits
+    are). ``math.inf`` at q ∈ {0, 1}.
 
     Examples
     --------
     >>> round(variance_price(0.5, 0.25, 0.1), 2), round(variance_price(0.5, 0.25, 0.01), 1)
     (9.33, 76.8)
+    >>> variance_price(0.5, 0.25)
+    4.0
     """
     t, c = check_line(t, c)
+    if q is None:
+        lam = c + t * _worst_q(t, c)
+        return lam * (1 - lam) / (t**2 * 0.25)
     q = _probability("q", q)
     if q in (0.0, 1.0):
         return math.inf
     lam = c + t * q
     return lam * (1 - lam) / (t**2 * q * (1 - q))
+
+
+def _worst_q(t: float, c: float) -> float:
+    """The q in [0, 1] whose λ is nearest ½: it maximises λ(1 − λ)."""
+    return min(max((0.5 - c) / t, 0.0), 1.0)
 
 
 def _check_test(alpha: float, alternative: str) -> float:
@@ -284,14 +295,19 @@ def n_for_half_width(
     level = float(level)
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be strictly between 0 and 1, got {level!r}")
-    if not 0.0 < float(half_width) <= 1.0:
+    if isinstance(half_width, bool) or not 0.0 < float(half_width) <= 1.0:
         raise ValueError(f"half_width must be in (0, 1], got {half_width!r}")
-    if q is None:  # the q whose λ is nearest 1/2 maximises λ(1 − λ)
-        q = min(max((0.5 - c) / t, 0.0), 1.0)
+    if q is None:
+        q = _worst_q(t, c)
     q = _probability("q", q)
     lam = c + t * q
     sampling, coins = q * (1 - q), lam * (1 - lam) / t**2 - q * (1 - q)
     v = (half_width / stats.norm.isf((1 - level) / 2)) ** 2
+    if v == 0 or (sampling + coins) / v > _LARGEST_N:
+        raise ValueError(
+            f"half_width {half_width!r} is too small: it would take more than "
+            f"{_LARGEST_N:.0e} respondents"
+        )
     if population is None:
         return max(1, math.ceil((sampling + coins) / v - 1e-9))
     _check_n(1, population)

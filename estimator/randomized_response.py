@@ -73,7 +73,6 @@ from estimator.intervals import (
     check_method,
     lambda_interval,
 )
-from estimator.intervals import z_value as _z
 from estimator.params import Param
 
 __all__ = [
@@ -119,9 +118,7 @@ __all__ = [
     "matrix_epsilon",
     "one_bit_mean_variance",
     "optimal_design",
-    "sample_size",
     "total_epsilon",
-    "variance_price",
 ]
 
 # The binary designs the app offers today, by name (survey/api.py's choices). Crosswise
@@ -156,60 +153,6 @@ def total_epsilon(designs: list[Design]) -> float:
 
 
 # --- Planning ---------------------------------------------------------------------------
-
-
-def _check_q(q: float | None) -> float | None:
-    return None if q is None else Param("q", "probability", None, "", "").check(q)
-
-
-def _report_variance(design: BinaryDesign, q: float | None) -> float:
-    """λ(1 − λ) at prevalence q, or its maximum over q ∈ [0, 1] when q is unknown."""
-    if q is not None:
-        lam = design.lambda_for(q)
-        return lam * (1 - lam)
-    low, high = design.lambda_range
-    lam = min(max(0.5, low), high)
-    return lam * (1 - lam)
-
-
-def sample_size(
-    design: BinaryDesign | None,
-    half_width: float,
-    level: float = DEFAULT_LEVEL,
-    q: float | None = None,
-) -> int:
-    """Respondents needed for a CI half-width of ``half_width`` at ``level``.
-
-    From the normal approximation z·sqrt(λ(1 − λ)/n)/|t| ≤ h, at the planned prevalence
-    ``q`` or, when ``q`` is ``None``, at the worst q in [0, 1] (λ(1 − λ) ≤ 1/4, the
-    "1.96/√n" rule). ``design=None`` means asking directly (t = 1, c = 0).
-
-    Examples
-    --------
-    >>> sample_size(ForcedResponse(), 0.05), sample_size(None, 0.05)
-    (1537, 385)
-    """
-    level = check_level(level)
-    if not 0 < half_width <= 1:
-        raise ValueError(f"half_width must be in (0, 1], got {half_width!r}")
-    q = _check_q(q)
-    design = design or ForcedResponse(p_truth=1.0)
-    sd = math.sqrt(_report_variance(design, q)) / abs(design.t)
-    return max(1, math.ceil((_z(level) * sd / half_width) ** 2 - 1e-9))
-
-
-def variance_price(design: BinaryDesign, q: float | None = None) -> float:
-    """How many times more respondents the design needs than asking directly.
-
-    Var(q̂) = λ(1 − λ)/(t²n) against q(1 − q)/n; at the worst case over q when ``q`` is
-    ``None``. The classic two coins cost a factor 4 (t = 1/2). ``math.inf`` at q ∈ {0, 1},
-    where a direct answer has no variance at all.
-    """
-    q = _check_q(q)
-    direct = 0.25 if q is None else q * (1 - q)
-    if direct == 0:
-        return math.inf
-    return _report_variance(design, q) / (design.t**2 * direct)
 
 
 def optimal_design(epsilon: float) -> Mirrored:

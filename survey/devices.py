@@ -18,7 +18,7 @@ from functools import reduce
 
 from django.utils.translation import gettext, gettext_noop
 
-from estimator.designs import BinaryDesign, ChoiceDesign, Crosswise, Design
+from estimator.designs import BinaryDesign, ChoiceDesign, Design
 from survey.templatetags.privacy import local_number, whole
 
 # Beyond this many slips of paper, ask for a random number instead.
@@ -199,7 +199,7 @@ def option_meaning(option: str) -> str:
 
 def steps_for(design: Design, options: list[str] | None = None) -> list[Step | Draw]:
     """The steps that turn a true answer into the report, as the design defines them."""
-    if not design.randomized or isinstance(design, Crosswise):
+    if not design.randomized or design.compares_statements:
         return []
     if isinstance(design, ChoiceDesign):
         labels = [option_meaning(o) for o in options or [str(j + 1) for j in range(design.k)]]
@@ -227,7 +227,7 @@ def needs_javascript(design: Design) -> bool:
     return design.kind == "number" and design.randomized
 
 
-def innocuous_statement(design: Crosswise) -> str:
+def innocuous_statement(design: BinaryDesign) -> str:
     """A statement about the respondent that is true with probability ``p``: a mother's
     birthday month when p is a whole number of twelfths, else a drawn number."""
     f = as_fraction(design.p)

@@ -1,8 +1,9 @@
-"""The app asks the design; it never branches on a design's name.
+"""The app asks the design; it never branches on a design's name or class.
 
 Greps the app's code (everything but the design core itself) for a design name compared
-or switched on, e.g. ``== "forced_response"``, ``design_name ==``, ``design.name in`` or
-``case "k_rr":``. Branching on a question's ``kind`` stays allowed where the UI differs.
+or switched on, e.g. ``== "forced_response"``, ``design_name ==``, ``design.name in``,
+``case "k_rr":`` or ``isinstance(design, Crosswise)``. Branching on a question's ``kind``
+stays allowed where the UI differs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from estimator.designs import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = "|".join(sorted({re.escape(name) for _, name in REGISTRY}))
+CLASSES = "|".join(sorted(cls.__name__ for cls in REGISTRY.values()))
 LITERAL = rf"""["'](?:{NAMES})["']"""
 BRANCH = re.compile(
     rf"(?:===?|!==?)\s*{LITERAL}"  # x == "forced_response"
@@ -24,6 +26,7 @@ BRANCH = re.compile(
     rf"|\bcase\s+{LITERAL}"  # switch (name) { case "laplace": … }
     r"|design_name\s*(?:===?|!==?|\bin\b)"  # question.design_name == …
     r"|design\.name\s*(?:===?|!==?|\bin\b)"  # design.name in …
+    rf"|isinstance\([^)]*\b(?:{CLASSES})\b"  # isinstance(design, Crosswise)
 )
 # Files of the app that ask about designs; the design core (estimator/designs.py and
 # the modules beside it that only re-export it) and migrations are left out.
@@ -66,6 +69,8 @@ def test_the_scan_covers_the_app():
         'if (name === "k_rr") {',
         'case "forced_response":',
         'kind = "x" if name in ("crosswise", "direct") else "y"',
+        "return isinstance(question.design, Crosswise)",
+        "if not design.randomized or isinstance(design, (Laplace, DirectNumber)):",
     ],
 )
 def test_the_pattern_finds_a_branch_on_a_design_name(line):
@@ -78,6 +83,7 @@ def test_the_pattern_finds_a_branch_on_a_design_name(line):
         'if question.kind == "choice":',
         'design = make_design("binary", "forced_response")',
         'if f.name != "design_version"',
+        "if isinstance(design, ChoiceDesign):",
     ],  # fmt: skip
 )
 def test_the_pattern_leaves_kinds_and_plain_use_of_names_alone(line):

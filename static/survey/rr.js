@@ -246,6 +246,19 @@ export const samplers = {
       const noise = geometricExp(s, t, next) - geometricExp(s, t, next);
       return { report: clipped + noise, coins: [noise] };
     },
+    // Duchi et al.'s one bit: round the clipped value to 1 with probability
+    // (x − lower)/(upper − lower) (rational, exact), then keep that bit with probability
+    // 1/(1 + e^(−ε)) by two-option k-RR (propose a bit uniformly, keep the rounded one, the
+    // other with probability e^(−ε)). P(1 | x) = c + t·u with t = tanh(ε/2).
+    one_bit(value, { epsilon, lower, upper }, next) {
+      const clipped = clipNumber(value, lower, upper);
+      const bit = Number(bernoulliRational(BigInt(clipped - lower), BigInt(upper - lower), next));
+      const [num, den] = exactRational(epsilon);
+      for (;;) {
+        const proposal = uniformBelow(2, next);
+        if (proposal === bit || bernoulliExp(num, den, next)) return { report: proposal, coins: [bit] };
+      }
+    },
     direct(value, { lower, upper }) {
       if (!Number.isInteger(value) || value < lower || value > upper) {
         throw new RangeError(`the answer must be a whole number from ${lower} to ${upper}`);

@@ -14,7 +14,6 @@ from django.utils.html import json_script
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, gettext_noop
 
-from estimator.designs import Crosswise
 from survey import served_code
 from survey.devices import (
     Draw,
@@ -99,7 +98,7 @@ def declaration_json(question) -> str:
 @register.filter
 def asks_same_or_different(question) -> bool:
     """Crosswise: the respondent compares two statements; that answer is the report."""
-    return isinstance(question.design, Crosswise)
+    return question.design.compares_statements
 
 
 @register.filter

@@ -66,6 +66,12 @@ def test_the_fit_matches_the_maths_on_one_row_per_respondent(owner, study):
         assert coefficient["odds_ratio"] == pytest.approx(want.odds_ratio, rel=1e-6)
         assert coefficient["ci_low"] == pytest.approx(want.ci_low, rel=1e-6)
         assert coefficient["ci_high"] == pytest.approx(want.ci_high, rel=1e-6)
+        assert coefficient["std_error_opg"] == pytest.approx(want.std_error_opg, rel=1e-6)
+        if want.name == "(Intercept)":
+            assert coefficient["lr_p_value"] is None
+        else:
+            assert coefficient["lr_p_value"] == pytest.approx(want.lr_p_value, rel=1e-5)
+    assert body["std_error_method"] == "observed_information"
     assert body["n_patterns"] < body["n"]  # grouped: one row per pattern
 
 

@@ -75,3 +75,27 @@ def test_the_form_swaps_the_breakdown_in_under_the_strict_csp(live_server, page,
     assert page.locator("#analysis th[scope=col]", has_text="Estimate").count() == 1
     assert f"by={found['faculty'].id}" in page.url
     assert violations == []
+
+
+def test_two_groups_are_compared_on_the_breakdown_page(live_server, page, campus, screenshot):
+    """One page load: pick two groups, compare under the strict CSP (htmx swaps the
+    result in); "No answer", hidden here, is not offered."""
+    survey, found = campus
+    violations = []
+    page.on(
+        "console", lambda m: violations.append(m.text) if "Content Security" in m.text else None
+    )
+    log_in(page, live_server)
+    page.goto(breakdown_url(live_server, survey, found["cheat"], found["faculty"]))
+    offered = page.locator("#compare-a option").all_inner_texts()
+    assert "Arts" in offered and "No answer" not in offered
+    page.select_option("#compare-a", label="Medicine")
+    page.select_option("#compare-b", label="Arts")
+    page.get_by_role("button", name="Compare").click()
+    result = page.locator("#analysis p.comparison")
+    result.wait_for()
+    text = result.inner_text()
+    assert text.startswith("Medicine") and "against Arts" in text
+    assert "(likelihood ratio)" in text and "(Wald)" in text
+    assert violations == []
+    screenshot(page, "breakdown-compare")

@@ -88,7 +88,7 @@ def test_simplex_mle_maximises_the_likelihood_when_the_unbiased_table_is_negativ
     joint = joint_response_matrix(COINS, COINS)
     counts = np.array([325.0, 175.0, 175.0, 325.0])
     assert np.any(np.linalg.solve(joint, counts / 1000) < 0)
-    mle = simplex_mle(counts, joint)
+    mle = simplex_mle(joint, counts)
     assert np.all(mle >= 0) and mle.sum() == pytest.approx(1.0)
     best = log_likelihood(counts, mle, joint)
     for other in rng.dirichlet(np.ones(4), size=500):
@@ -99,7 +99,7 @@ def test_simplex_mle_is_the_unbiased_table_when_that_is_a_distribution():
     joint = joint_response_matrix(COINS, COINS)
     counts = np.array([290.0, 210.0, 215.0, 285.0])
     np.testing.assert_allclose(
-        simplex_mle(counts, joint), np.linalg.solve(joint, counts / 1000), atol=1e-12
+        simplex_mle(joint, counts), np.linalg.solve(joint, counts / 1000), atol=1e-12
     )
 
 

@@ -18,8 +18,7 @@ from estimator.planning import (
     std_error,
     variance_price,
 )
-from estimator.randomized_response import ForcedResponse, Mirrored, sample_size
-from estimator.randomized_response import variance_price as design_variance_price
+from estimator.randomized_response import ForcedResponse, Mirrored
 
 DEFAULT = (0.5, 0.25)  # the two fair coins: t, c
 
@@ -36,11 +35,21 @@ def test_variance_price_of_the_default_design_at_rare_traits():
 
 @pytest.mark.parametrize("design", [ForcedResponse(), ForcedResponse(0.7, 0.3), Mirrored(0.8)])
 @pytest.mark.parametrize("q", [0.01, 0.2, 0.5, 0.9])
-def test_variance_price_and_half_width_agree_with_the_design_objects(design, q):
-    assert variance_price(design.t, design.c, q) == pytest.approx(design_variance_price(design, q))
+def test_variance_price_and_half_width_agree(design, q):
+    """n for a half-width h is the direct question's n times the variance price."""
+    z2 = 1.959963984540054**2
     for h in (0.01, 0.05):
-        assert n_for_half_width(design.t, design.c, h, q=q) == sample_size(design, h, q=q)
-    assert n_for_half_width(design.t, design.c, 0.03) == sample_size(design, 0.03)
+        direct = z2 * q * (1 - q) / h**2
+        want = direct * variance_price(design.t, design.c, q)
+        assert n_for_half_width(design.t, design.c, h, q=q) == pytest.approx(want, abs=1)
+    worst = z2 * 0.25 / 0.03**2 * variance_price(design.t, design.c)
+    assert n_for_half_width(design.t, design.c, 0.03) == pytest.approx(worst, abs=1)
+
+
+@pytest.mark.parametrize("half_width", [1e-300, 1e-6, 0, -0.1, 1.5, float("nan"), True])
+def test_an_impossible_half_width_is_a_value_error_naming_it(half_width):
+    with pytest.raises(ValueError, match="half_width"):
+        n_for_half_width(0.5, 0.25, half_width)
 
 
 def test_power_follows_rr_power_rr_test():

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from estimator.designs import DirectBinary
+from estimator.planning import n_for_half_width, variance_price
 from estimator.randomized_response import (
     CI_METHODS,
     NO_DATA_MESSAGE,
@@ -15,9 +17,7 @@ from estimator.randomized_response import (
     design_from_params,
     lambda_interval,
     optimal_design,
-    sample_size,
     total_epsilon,
-    variance_price,
 )
 
 
@@ -186,14 +186,16 @@ def test_all_yes_and_all_no_give_estimates_at_the_ends():
 
 
 def test_planner_classic_coins_need_four_times_the_direct_sample():
-    assert sample_size(ForcedResponse(), 0.05) == 1537
-    assert sample_size(None, 0.05) == 385
-    assert variance_price(ForcedResponse()) == pytest.approx(4.0)
+    """One planner (estimator.planning) for every binary design, direct included."""
+    coins, direct = ForcedResponse(), DirectBinary()
+    assert n_for_half_width(coins.t, coins.c, 0.05) == 1537
+    assert n_for_half_width(direct.t, direct.c, 0.05) == 385
+    assert variance_price(coins.t, coins.c) == pytest.approx(4.0)
 
 
 def test_planned_sample_size_is_the_smallest_reaching_the_half_width():
     design, h = UnrelatedQuestion(p_truth=0.7, pi=0.1), 0.03
-    n = sample_size(design, h, level=0.9, q=0.2)
+    n = n_for_half_width(design.t, design.c, h, level=0.9, q=0.2)
     lam = design.lambda_for(0.2)
 
     def half_width(m: int) -> float:
@@ -204,14 +206,15 @@ def test_planned_sample_size_is_the_smallest_reaching_the_half_width():
 
 def test_variance_price_at_a_known_prevalence():
     # λ = 1/4 + q/2; at q = 0.1: λ = 0.3, price = 0.21 / (0.25 · 0.09).
-    assert variance_price(ForcedResponse(), q=0.1) == pytest.approx(0.21 / 0.0225)
-    assert variance_price(ForcedResponse(), q=0.0) == math.inf
+    coins = ForcedResponse()
+    assert variance_price(coins.t, coins.c, q=0.1) == pytest.approx(0.21 / 0.0225)
+    assert variance_price(coins.t, coins.c, q=0.0) == math.inf
 
 
 @pytest.mark.parametrize("half_width", [0, -0.1, 1.5])
 def test_planner_rejects_impossible_half_widths(half_width):
     with pytest.raises(ValueError, match="half_width"):
-        sample_size(ForcedResponse(), half_width)
+        n_for_half_width(ForcedResponse().t, ForcedResponse().c, half_width)
 
 
 def test_optimal_design_for_ln3_is_warners_three_quarters():
@@ -279,3 +282,16 @@ def test_every_design_simulates_its_response_matrix(design):
 def test_bayesian_interval_survives_tail_masses_too_small_for_scipy(design, k, n, level):
     low, high = design.estimate(k, n).ci(level, "jeffreys")
     assert 0 <= low <= design.estimate(k, n).estimate <= high <= 1
+
+
+@pytest.mark.parametrize("yes_count", [float("nan"), float("inf"), 2.5])
+def test_an_interval_of_a_count_that_is_not_a_count_names_it(yes_count):
+    with pytest.raises(ValueError, match="yes_count must be a finite whole number"):
+        ForcedResponse().interval(yes_count, 10)
+    with pytest.raises(ValueError, match="n must be a finite whole number"):
+        lambda_interval(3, yes_count)
+
+
+def test_every_interval_method_offered_is_one_the_maths_names():
+    """The OpenAPI enum lists uniform_hpd, not the old alias jeffreys."""
+    assert "uniform_hpd" in CI_METHODS and "jeffreys" not in CI_METHODS

@@ -237,3 +237,19 @@ test("the browser checks parameters against the server's declaration", () => {
   assert.match(checkParams(byKey["choice/forced_response"], { p_truth: 0.5, p_forced: [0.5, 0.6] })[0], /sum to 1/);
   assert.match(checkParams(byKey["number/laplace"], { epsilon: 1, lower: 0.5, upper: 3 })[0], /whole number/);
 });
+
+test("the one-bit sampler has Duchi et al.'s law P(1 | x) = c + t·(x − lower)/(upper − lower)", () => {
+  const epsilon = 1;
+  const t = Math.tanh(epsilon / 2);
+  const c = (1 - t) / 2;
+  const draws = 8000;
+  for (const x of [0, 3, 10, 14]) {
+    let ones = 0;
+    for (let i = 0; i < draws; i++) ones += sample("number", "one_bit", { epsilon, lower: 0, upper: 10 }, x).report;
+    const u = Math.min(10, x) / 10;
+    const want = c + t * u;
+    // 5 standard errors: never flakes, still catches a wrong law.
+    assert.ok(Math.abs(ones / draws - want) < 5 * Math.sqrt(want * (1 - want) / draws), `x = ${x}: ${ones / draws} vs ${want}`);
+  }
+  assert.throws(() => sample("number", "one_bit", { epsilon, lower: 0, upper: 10 }, 2.5), /whole number/);
+});

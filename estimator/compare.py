@@ -1,0 +1,146 @@
+"""Comparisons of a randomized yes/no question between two groups (two categories of a
+direct question, two arms, or the randomized and the direct arm of a split ballot).
+
+The difference of the two prevalences comes with a Wald interval and two tests of "no
+difference": Wald's z and the likelihood ratio of one common prevalence against one per
+group (each group with its own design line λ = c + t·q), as ``rr`` and ``RRreg`` users
+test group differences.
+
+References
+----------
+.. [1] Y. Pawitan, "In All Likelihood", Oxford, 2001, §2.9 and §9.3 (Wald and
+   likelihood-ratio tests).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+from scipy import stats as sps
+
+from estimator.estimates import BinaryEstimate
+from estimator.intervals import DEFAULT_LEVEL, check_level, z_value
+from estimator.params import probability
+
+_XTOL = 1e-12
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Prevalence in group a minus group b, with interval and p-values."""
+
+    estimate_a: float
+    estimate_b: float
+    difference: float
+    std_error: float
+    ci_low: float
+    ci_high: float
+    wald_p_value: float
+    lr_p_value: float
+    level: float
+
+    def ci(self) -> tuple[float, float]:
+        return self.ci_low, self.ci_high
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.estimate_a,
+            "b": self.estimate_b,
+            "difference": self.difference,
+            "std_error": self.std_error,
+            "ci": [self.ci_low, self.ci_high],
+            "level": self.level,
+            "wald_p_value": self.wald_p_value,
+            "lr_p_value": self.lr_p_value,
+        }
+
+
+def _loglik(estimates: Sequence[BinaryEstimate], qs: Sequence[float]) -> float:
+    total = 0.0
+    for est, q in zip(estimates, qs, strict=True):
+        lam = min(1.0, max(0.0, est.design.c + est.design.t * q))
+        total += float(
+            special.xlogy(est.yes_count, lam) + special.xlogy(est.n - est.yes_count, 1 - lam)
+        )
+    return total
+
+
+def lr_p_value(a: BinaryEstimate, b: BinaryEstimate) -> float:
+    """Likelihood-ratio test of q_a = q_b (q in [0, 1]), against χ²₁."""
+    separate = _loglik((a, b), (a.estimate, b.estimate))
+    res = optimize.minimize_scalar(
+        lambda q: -_loglik((a, b), (q, q)),
+        bounds=(0.0, 1.0),
+        method="bounded",
+        options={"xatol": _XTOL},
+    )
+    common = max(-float(res.fun), *(_loglik((a, b), (q, q)) for q in (0.0, 1.0)))
+    return float(sps.chi2.sf(max(0.0, 2 * (separate - common)), 1))
+
+
+def compare(a: BinaryEstimate, b: BinaryEstimate, level: float = DEFAULT_LEVEL) -> Comparison:
+    """q_a − q_b of two independent groups (each possibly with its own design)."""
+    level = check_level(level)
+    if not (a.has_data and b.has_data):
+        raise ValueError("both groups need reports to be compared")
+    difference = a.estimate - b.estimate
+    se = math.hypot(a.std_error, b.std_error)
+    half = z_value(level) * se
+    if se > 0:
+        wald = float(2 * sps.norm.sf(abs(difference) / se))
+    else:
+        wald = 1.0 if difference == 0 else 0.0
+    return Comparison(
+        estimate_a=a.estimate,
+        estimate_b=b.estimate,
+        difference=difference,
+        std_error=se,
+        ci_low=max(-1.0, difference - half),
+        ci_high=min(1.0, difference + half),
+        wald_p_value=wald,
+        lr_p_value=lr_p_value(a, b),
+        level=level,
+    )
+
+
+def check_direct_share(share: Any) -> float:
+    """A split ballot's direct share: strictly between 0 and 1."""
+    share = probability("direct_share", 0.5, "", "").check(share)
+    if not 0 < share < 1:
+        raise ValueError(f"direct_share must be strictly between 0 and 1, got {share!r}")
+    return float(share)
+
+
+@dataclass(frozen=True)
+class SplitBallot:
+    """A randomized question of which a share was asked directly (told so before
+    answering): the randomized estimate, the direct one and how far they differ — "did
+    randomized response help?" (a positive difference: more admitted under RR)."""
+
+    randomized: BinaryEstimate
+    direct: BinaryEstimate
+
+    def comparison(self, level: float = DEFAULT_LEVEL) -> Comparison:
+        return compare(self.randomized, self.direct, level)
+
+
+def split_ballot(randomized: BinaryEstimate, direct_yes: int, direct_n: int) -> SplitBallot:
+    """The split ballot from the randomized estimate and the direct arm's counts."""
+    from estimator.designs import DirectBinary
+
+    return SplitBallot(randomized, DirectBinary().estimate(direct_yes, direct_n))
+
+
+def simulate_split(
+    design: Any, share: float, true_answers: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(direct?, report) per respondent: the direct share answers truthfully."""
+    share = check_direct_share(share)
+    direct = rng.random(true_answers.shape) < share
+    reports = np.where(direct, true_answers, design.simulate(true_answers, rng))
+    return direct, reports
