@@ -47,6 +47,7 @@ class AnswerSheet:
     survey_id: int
     designs: dict[int, Design]  # question id → its design, which knows the reports it makes
     design_version: int  # the survey's, when the questions were read
+    allow_skip: bool = False  # a null report (a skip) is accepted; frozen with the design
 
     @classmethod
     def for_slug(cls, slug: str) -> AnswerSheet | None:
@@ -56,26 +57,26 @@ class AnswerSheet:
             return sheet
         questions = list(
             Question.objects.filter(survey__slug=slug).annotate(
-                design_version=F("survey__design_version")
+                design_version=F("survey__design_version"), allow_skip=F("survey__allow_skip")
             )
         )
         if not questions:
             return None
         first = questions[0]
         designs = {q.id: q.design for q in questions}
-        sheet = cls(first.survey_id, designs, first.design_version)
+        sheet = cls(first.survey_id, designs, first.design_version, first.allow_skip)
         if has_reports(first.survey_id):
             if len(_frozen_sheets) >= MAX_CACHED_SHEETS:
                 _frozen_sheets.clear()
             _frozen_sheets[slug] = sheet
         return sheet
 
-    def check(self, answers: list[dict], *, paper: bool = False) -> dict[int, int]:
-        """{question id: report}, exactly one possible report per question of the survey;
-        raises :class:`InvalidAnswers` listing every problem. ``paper``: the no-JavaScript
-        page, which leaves out (and must leave out) the questions :func:`paper_may_omit`
-        names."""
-        values: dict[int, int] = {}
+    def check(self, answers: list[dict], *, paper: bool = False) -> dict[int, int | None]:
+        """{question id: report, or None for a skip}, exactly one possible report per
+        question of the survey; raises :class:`InvalidAnswers` listing every problem.
+        ``paper``: the no-JavaScript page, which leaves out (and must leave out) the
+        questions :func:`paper_may_omit` names."""
+        values: dict[int, int | None] = {}
         errors, faulty = [], set()
         for answer in answers:
             qid, value = answer["question"], answer["value"]
@@ -85,6 +86,13 @@ class AnswerSheet:
             elif qid in values:
                 errors.append(f"question {qid} is answered more than once")
                 faulty.add(qid)
+            elif value is None:
+                if not self.allow_skip:
+                    errors.append(
+                        f"value null for question {qid}: this survey does not allow skipping "
+                        "(allow_skip is off), so every question needs a report"
+                    )
+                    faulty.add(qid)
             elif paper and paper_may_omit(design):
                 # The paper page never asks for it: a value here is a true number.
                 errors.append(f"question {qid} needs JavaScript: leave it unanswered on paper")

@@ -45,7 +45,15 @@ from survey.api_teams import (
 from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
-from survey.models import DesignFrozen, Invite, Question, Role, SharingRefused, Survey
+from survey.models import (
+    SKIPS_FROZEN,
+    DesignFrozen,
+    Invite,
+    Question,
+    Role,
+    SharingRefused,
+    Survey,
+)
 from survey.permissions import api_surveys
 
 
@@ -358,6 +366,19 @@ class SurveySerializer(serializers.Serializer):
         },
     )
     requires_invite = serializers.BooleanField(default=False)
+    allow_skip = serializers.BooleanField(
+        default=True,
+        help_text='Every question offers "Prefer not to answer": a skip is sent as '
+        '{"question": id, "value": null}, never randomized, and counted apart '
+        '("skipped"); estimates are for those who answered. Frozen with the first answer.',
+    )
+    consent_text = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=MAX_DESCRIPTION,
+        help_text="Shown before the questions; nothing is sent until the respondent agrees.",
+    )
     closes_at = serializers.DateTimeField(
         required=False,
         allow_null=True,
@@ -444,12 +465,16 @@ class SurveySerializer(serializers.Serializer):
     @transaction.atomic
     def update(self, survey: Survey, validated_data: dict) -> Survey:
         questions = validated_data.pop("questions", None)
-        if questions is not None:
+        skips_change = validated_data.get("allow_skip", survey.allow_skip) != survey.allow_skip
+        if questions is not None or skips_change:
             try:
                 survey.check_design_editable()
             except DesignFrozen as error:
-                raise Conflict(str(error)) from None
-            save_questions(survey, questions)
+                if questions is not None:
+                    raise Conflict(str(error)) from None
+                raise Conflict({"allow_skip": [SKIPS_FROZEN]}) from None
+            if questions is not None:
+                save_questions(survey, questions)
         for name, value in validated_data.items():
             setattr(survey, name, value)
         survey.save(update_fields=[*validated_data] or None)

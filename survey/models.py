@@ -190,6 +190,12 @@ class Survey(models.Model):
 
     # The language of its respondent pages (researcher pages stay in English).
     language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
+    # "Prefer not to answer" on every question: a skip is stored as a skip (a null
+    # report), never randomized, and counted apart. Part of the design: it freezes with
+    # the first answer, so every respondent had the same choice.
+    allow_skip = models.BooleanField(default=True)
+    # Shown before the questions; nothing is sent until the respondent agrees.
+    consent_text = models.TextField(blank=True, default="")
 
     objects = LiveSurveyManager()
     with_trashed = SurveyQuerySet.as_manager()
@@ -460,6 +466,12 @@ class SubmissionIdTaken(Exception):
 class DesignChanged(Exception):
     """The questions were edited after the answers were validated (or after the page
     that randomized them was loaded)."""
+
+
+SKIPS_FROZEN = (
+    "This survey already has answers, so whether it allows skipping is frozen: every "
+    "respondent had the same choice, and the estimates count the skips apart."
+)
 
 
 class DesignFrozen(Exception):

@@ -141,17 +141,22 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     if refusal:
         return refusal
     questions = list(survey.questions.all())
-    answers = [
-        {"question": q.id, "value": int(raw)}
-        for q in questions
-        if re.fullmatch(r"-?\d{1,9}", raw := request.POST.get(f"reported_{q.id}", "").strip())
-    ]
+    answers = []
+    for q in questions:
+        # Kept on the question so that a refused form comes back as it was filled in.
+        q.posted = _posted_result(request.POST, q.id)
+        if q.posted == SKIP:
+            answers.append({"question": q.id, "value": None})
+        elif re.fullmatch(r"-?\d{1,9}", q.posted):
+            answers.append({"question": q.id, "value": int(q.posted)})
     sheet = AnswerSheet.for_slug(slug)
     try:
         values = sheet.check(answers, paper=True) if sheet else {}
         missing = [] if values else questions  # nothing at all answered is not a submission
     except InvalidAnswers as error:
         values, missing = {}, [q for q in questions if q.id in error.questions]
+    for q in missing:
+        q.is_missing = True
     try:
         submission_id = uuid.UUID(request.POST.get("submission_id", ""), version=4)
     except ValueError:
@@ -179,6 +184,17 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     except InviteRejected:
         return _invite_rejected(request, survey, "rejected")
     return _respondent_page(request, "survey/thanks.html", {"survey": survey})
+
+
+SKIP = "skip"  # the paper form's "Prefer not to answer"
+
+
+def _posted_result(post, question_id: int) -> str:
+    """What the paper form gave for a question: its result, or SKIP (a number question's
+    skip is a checkbox beside its field, and wins over the field)."""
+    if post.get(f"skip_{question_id}") == SKIP:
+        return SKIP
+    return post.get(f"reported_{question_id}", "").strip()[:20]
 
 
 def _shown_version(shown: str, current: int) -> int | None:

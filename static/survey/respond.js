@@ -31,6 +31,7 @@ const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => (
   steps: Array.from(el.querySelectorAll("[data-coin]")),
   spinner: el.querySelector("[data-spinner]"),
   truth: null,
+  skipped: false,
 }));
 const flipButton = $("[data-flip]");
 const statusLine = $("[data-status]");
@@ -88,6 +89,7 @@ function memoized(question) {
  * the coins are shown once and forgotten with the page.
  */
 function reportFor(question, next) {
+  if (question.skipped) return { report: null, coins: [] }; // a skip is sent as it is
   const report = memoized(question);
   if (report !== null) return { report, coins: null };
   const outcome = question.reportIsAnswer
@@ -140,12 +142,13 @@ function announceMemo(question) {
 }
 
 function choose(question, value) {
+  setSkipped(question, false);
   question.truth = value;
   for (const button of question.el.querySelectorAll("[data-truth]")) {
     const chosen = Number(button.dataset.truth) === value;
     if (button.getAttribute("role") === "radio") {
       button.setAttribute("aria-checked", String(chosen));
-      button.tabIndex = chosen ? 0 : -1;
+      button.tabIndex = chosen || (value === null && button.dataset.truth === "0") ? 0 : -1;
     } else {
       button.setAttribute("aria-pressed", String(chosen));
     }
@@ -154,8 +157,29 @@ function choose(question, value) {
 }
 
 const updateFlipButton = () => {
-  flipButton.disabled = questions.some((q) => q.truth === null);
+  flipButton.disabled = questions.some((q) => q.truth === null && !q.skipped);
 };
+
+function setSkipped(question, skipped) {
+  question.skipped = skipped;
+  question.el.classList.toggle("is-skipped", skipped);
+  question.el.querySelector("[data-skip]")?.setAttribute("aria-pressed", String(skipped));
+}
+
+/** "Prefer not to answer" clears the answer given so far; choosing an answer undoes it. */
+function toggleSkip(question) {
+  const skipping = !question.skipped;
+  if (skipping) {
+    choose(question, null);
+    const input = question.el.querySelector("[data-number]");
+    if (input) {
+      input.value = "";
+      readNumber(question, input);
+    }
+  }
+  setSkipped(question, skipping);
+  updateFlipButton();
+}
 
 /** Arrow keys move the choice within a radio group (and Home/End to its ends). */
 function radioKeys(question, event) {
@@ -173,6 +197,7 @@ function radioKeys(question, event) {
 function readNumber(question, input) {
   const error = question.el.querySelector("[data-number-error]");
   const text = input.value.trim();
+  if (text !== "") setSkipped(question, false);
   const value = Number(text);
   const fits = /^-?\d+$/.test(text) && value >= Number(input.min) && value <= Number(input.max);
   question.truth = fits ? value : null;
@@ -272,6 +297,7 @@ const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** How a report reads: the option's text, the number, same/different or yes/no. */
 function label(question, report) {
+  if (report === null) return t("skipped");
   if (question.kind === "number") return String(report);
   const button = question.el.querySelector(`[data-truth="${report}"]`);
   const text = button ? (button.dataset.label ?? button.textContent.trim()) : String(report);
@@ -292,10 +318,11 @@ function because(question, outcome) {
 function reveal(question, outcome) {
   const result = question.el.querySelector("[data-result]");
   result.querySelector("[data-sent]").textContent = label(question, outcome.report);
-  const why = !outcome.coins ? t("again") : question.steps.length ? explain(question, outcome) : because(question, outcome);
+  const skipped = outcome.report === null;
+  const why = skipped ? t("skipWhy") : !outcome.coins ? t("again") : question.steps.length ? explain(question, outcome) : because(question, outcome);
   result.querySelector("[data-why]").textContent = why;
   result.hidden = false;
-  if (!outcome.coins) return;
+  if (!outcome.coins || skipped) return;
   if (question.spinner) {
     question.spinner.dataset.face = "win";
     question.spinner.textContent = question.kind === "number" ? String(outcome.report) : String(outcome.report + 1);
@@ -310,7 +337,7 @@ function lock() {
   flipButton.disabled = true;
   flipButton.hidden = true;
   $("[data-hint]").hidden = true;
-  for (const control of root.querySelectorAll("[data-truth], [data-number]")) control.disabled = true;
+  for (const control of root.querySelectorAll("[data-truth], [data-number], [data-skip]")) control.disabled = true;
 }
 
 function exchangeInvite() {
@@ -411,6 +438,7 @@ for (const question of questions) {
   question.el.querySelector("[data-options]")?.addEventListener("keydown", (event) => radioKeys(question, event));
   const input = question.el.querySelector("[data-number]");
   input?.addEventListener("input", () => readNumber(question, input));
+  question.el.querySelector("[data-skip]")?.addEventListener("click", () => toggleSkip(question));
 }
 flipButton.addEventListener("click", flipAndSend);
 retryButton.addEventListener("click", resend);

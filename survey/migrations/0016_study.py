@@ -1,0 +1,28 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    """Skips and consent. Surveys that exist keep what their respondents saw (no skip);
+    new surveys allow skipping."""
+
+    dependencies = [
+        ("survey", "0015_reports_move_to_responses"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="survey",
+            name="allow_skip",
+            field=models.BooleanField(default=False),
+        ),
+        migrations.AlterField(
+            model_name="survey",
+            name="allow_skip",
+            field=models.BooleanField(default=True),
+        ),
+        migrations.AddField(
+            model_name="survey",
+            name="consent_text",
+            field=models.TextField(blank=True, default=""),
+        ),
+    ]
