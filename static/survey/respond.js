@@ -162,7 +162,6 @@ const updateFlipButton = () => {
 
 function setSkipped(question, skipped) {
   question.skipped = skipped;
-  question.el.classList.toggle("is-skipped", skipped);
   question.el.querySelector("[data-skip]")?.setAttribute("aria-pressed", String(skipped));
 }
 

@@ -1,0 +1,105 @@
+"""A real study in a real browser: "Prefer not to answer" with and without JavaScript."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.browser.conftest import PHONE
+from tests.browser.test_respondent_accessibility import serious_violations
+from tests.storage import nothing_stored, stored_reports
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SENT = "Only these randomized answers left this device."
+
+
+@pytest.fixture
+def study(make_survey):
+    survey = make_survey(0)
+    survey.questions.create(position=0, text="Have you cheated?", design_params={})
+    survey.questions.create(
+        position=1,
+        text="How often?",
+        kind="choice",
+        options=["Never", "Once", "More"],
+        design_name="k_rr",
+        design_params={"epsilon": 1.0986},
+    )
+    survey.questions.create(
+        position=2,
+        text="How old are you?",
+        kind="number",
+        design_name="direct",
+        design_params={"lower": 16, "upper": 99},
+    )
+    return survey
+
+
+def test_a_skip_is_sent_as_null_and_nothing_else(live_server, browser, study, screenshot):
+    context = browser.new_context(viewport=PHONE, bypass_csp=True)
+    page = context.new_page()
+    requests, errors = [], []
+    page.on("request", lambda request: requests.append(request))
+    page.on("pageerror", lambda error: errors.append(error))
+    page.goto(live_server.url + study.get_absolute_url())
+    cheated, often, age = page.locator("[data-question]").all()
+    flip = page.get_by_role("button", name="Flip and send")
+    cheated.get_by_role("button", name="Yes").click()
+    often.get_by_role("radio", name="Once").click()
+    often.get_by_role("button", name="Prefer not to answer").click()
+    assert often.get_by_role("radio", name="Once").get_attribute("aria-checked") == "false"
+    assert (
+        often.get_by_role("button", name="Prefer not to answer").get_attribute("aria-pressed")
+        == "true"
+    )
+    assert flip.is_disabled()  # the age is neither given nor skipped
+    age.get_by_label("Your answer").fill("23")
+    age.get_by_role("button", name="Prefer not to answer").click()
+    assert age.get_by_label("Your answer").input_value() == ""
+    assert serious_violations(page) == []
+    flip.click()
+    page.get_by_text(SENT).wait_for()
+    screenshot(page, "skipped-phone")
+
+    (body,) = [json.loads(r.post_data) for r in requests if r.method == "POST"]
+    values = [a["value"] for a in body["answers"]]
+    assert values[0] in (0, 1) and values[1:] == [None, None]
+    assert "23" not in json.dumps(body) and "Once" not in json.dumps(body)
+    q1, q2, q3 = study.questions.all()
+    assert stored_reports(study) == [{q1.id: values[0], q2.id: None, q3.id: None}]
+    # The device keeps no report for a skipped question (a later answer is fresh).
+    memos = page.evaluate("() => Object.keys(localStorage)")
+    assert [key for key in memos if f":q{q2.id}:" in key] == []
+    assert "skipped (prefer not to answer)" in often.inner_text()
+    assert errors == []
+    context.close()
+
+
+def test_without_javascript_a_refused_form_keeps_the_choices_and_focuses_the_error(
+    live_server, browser, study, screenshot
+):
+    context = browser.new_context(viewport=PHONE, java_script_enabled=False, bypass_csp=True)
+    page = context.new_page()
+    page.goto(live_server.url + study.get_absolute_url())
+    paper = page.locator("form.paper")
+    paper.get_by_label("My result is yes").check()
+    paper.locator("fieldset").nth(1).get_by_label("Prefer not to answer").check()
+    paper.get_by_role("button", name="Send my results").click()  # the age left out
+
+    assert nothing_stored()
+    error = page.locator(".paper-error")
+    assert "How old are you?" in error.inner_text()
+    assert page.evaluate("() => document.activeElement.classList.contains('paper-error')")
+    assert error.bounding_box()["y"] < PHONE["height"]
+    assert paper.get_by_label("My result is yes").is_checked()
+    assert paper.locator("fieldset").nth(1).get_by_label("Prefer not to answer").is_checked()
+    screenshot(page, "paper-refused-phone")
+
+    paper.locator("fieldset").nth(2).get_by_label("Prefer not to answer").check()
+    paper.get_by_role("button", name="Send my results").click()
+    page.get_by_role("heading", name="Thank you").wait_for()
+    q1, q2, q3 = study.questions.all()
+    assert stored_reports(study) == [{q1.id: 1, q2.id: None, q3.id: None}]
+    context.close()
