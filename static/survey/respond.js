@@ -162,12 +162,12 @@ const updateFlipButton = () => {
 
 function setSkipped(question, skipped) {
   question.skipped = skipped;
-  question.el.querySelector("[data-skip]")?.setAttribute("aria-pressed", String(skipped));
+  const box = question.el.querySelector("[data-skip]");
+  if (box) box.checked = skipped;
 }
 
 /** "Prefer not to answer" clears the answer given so far; choosing an answer undoes it. */
-function toggleSkip(question) {
-  const skipping = !question.skipped;
+function skip(question, skipping) {
   if (skipping) {
     choose(question, null);
     const input = question.el.querySelector("[data-number]");
@@ -437,7 +437,8 @@ for (const question of questions) {
   question.el.querySelector("[data-options]")?.addEventListener("keydown", (event) => radioKeys(question, event));
   const input = question.el.querySelector("[data-number]");
   input?.addEventListener("input", () => readNumber(question, input));
-  question.el.querySelector("[data-skip]")?.addEventListener("click", () => toggleSkip(question));
+  const box = question.el.querySelector("[data-skip]");
+  box?.addEventListener("change", () => skip(question, box.checked));
 }
 flipButton.addEventListener("click", flipAndSend);
 retryButton.addEventListener("click", resend);
