@@ -110,8 +110,12 @@ def respond_paper_invite(request: HttpRequest, slug: str) -> HttpResponse:
     survey, refusal = _open_survey(request, slug)
     if refusal:
         return refusal
+    invite = request.POST.get("invite", "")
+    if not _consented(survey, request.POST):  # nothing is exchanged before consent
+        context = _page_context(survey, invite=invite, no_consent=True)
+        return _respondent_page(request, "survey/respond.html", context, status=400)
     try:
-        credential = credentials.issue(survey, request.POST.get("invite", ""))
+        credential = credentials.issue(survey, invite)
     except InviteRejected:
         return _invite_rejected(request, survey, "rejected")
     context = _page_context(survey, credential=credential.as_json())
@@ -166,8 +170,12 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     design = _shown_version(request.POST.get("design_version", ""), survey.design_version)
     if design != survey.design_version:
         return _design_changed_page(request, survey, shown_credential)
-    if missing:
-        context = _page_context(survey, credential=shown_credential, missing=missing)
+    no_consent = not _consented(survey, request.POST)
+    if missing or no_consent:
+        context = _page_context(
+            survey, credential=shown_credential, missing=missing, no_consent=no_consent
+        )
+        context["consent_given"] = bool(survey.consent_text) and not no_consent
         context |= {"questions": questions, "paper_submission_id": submission_id}
         return _respondent_page(request, "survey/respond.html", context, status=400)
     try:
@@ -187,6 +195,11 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 SKIP = "skip"  # the paper form's "Prefer not to answer"
+
+
+def _consented(survey: Survey, post) -> bool:
+    """A survey with a consent text stores nothing until the respondent ticks "I agree"."""
+    return not survey.consent_text or post.get("consent") == "yes"
 
 
 def _posted_result(post, question_id: int) -> str:

@@ -418,6 +418,26 @@ async function resend() {
   dropCredential(body, result);
 }
 
+/** Show the questions; an invite is exchanged only now (nothing is sent before). */
+function start() {
+  $("[data-digital]").hidden = false;
+  if (root.dataset.invite) credential = exchangeInvite();
+}
+
+/** With a consent text: the questions come, and anything is sent, only after "I agree". */
+function waitForConsent() {
+  const agree = $("[data-agree]");
+  agree.hidden = false;
+  agree.addEventListener("click", () => {
+    agree.hidden = true;
+    $("[data-agreed]").hidden = false;
+    start();
+    const first = $("[data-question] h2");
+    first.tabIndex = -1;
+    first.focus();
+  });
+}
+
 function forgetAll() {
   for (const key of Object.keys(localStorage)) {
     if (key.startsWith(prefix)) localStorage.removeItem(key);
@@ -448,7 +468,8 @@ if (recall(sentKey)) {
   $("[data-already]").hidden = false;
 } else if (recall(pendingKey)) {
   $("[data-pending]").hidden = false;
+} else if ($("[data-consent]")) {
+  waitForConsent();
 } else {
-  $("[data-digital]").hidden = false;
-  if (root.dataset.invite) credential = exchangeInvite();
+  start();
 }

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from survey.models import Invite
 from tests.browser.conftest import PHONE
 from tests.browser.test_respondent_accessibility import serious_violations
 from tests.storage import nothing_stored, stored_reports
@@ -102,4 +103,30 @@ def test_without_javascript_a_refused_form_keeps_the_choices_and_focuses_the_err
     page.get_by_role("heading", name="Thank you").wait_for()
     q1, q2, q3 = study.questions.all()
     assert stored_reports(study) == [{q1.id: 1, q2.id: None, q3.id: None}]
+    context.close()
+
+
+def test_nothing_is_sent_before_consent_not_even_the_invite(
+    live_server, browser, make_survey, screenshot
+):
+    survey = make_survey(1, requires_invite=True, consent_text="Run by the ethics lab.")
+    (token,) = Invite.create_batch(survey, 1)
+    context = browser.new_context(viewport=PHONE, bypass_csp=True)
+    page = context.new_page()
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.goto(f"{live_server.url}{survey.get_absolute_url()}?invite={token}")
+    agree = page.get_by_role("button", name="I agree: show the questions")
+    agree.wait_for()
+    assert page.get_by_text("Run by the ethics lab.").is_visible()
+    assert not page.locator("[data-question]").first.is_visible()
+    assert serious_violations(page) == []
+    page.wait_for_timeout(300)
+    assert posts == []
+    agree.click()
+    heading = page.get_by_role("heading", name="Question 1?")
+    heading.wait_for()
+    assert page.evaluate("() => document.activeElement.textContent") == "Question 1?"
+    page.wait_for_function("() => !!localStorage.length")  # the credential arrived
+    assert len(posts) == 1 and "credential" in posts[0]
     context.close()
