@@ -147,7 +147,9 @@ def plainly_valid(data: dict, sheet: AnswerSheet) -> tuple[uuid.UUID, dict[int, 
         if type(answer) is not dict:
             return None
         question, value = answer.get("question"), answer.get("value")
-        if type(question) is not int or (type(value) is not int and value is not None):
+        if type(question) is not int or "value" not in answer:
+            return None
+        if type(value) is not int and value is not None:  # None: a skip
             return None
         if not (abs(question) < 2**53 and abs(value or 0) < 2**53):
             return None

@@ -20,6 +20,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from estimator.designs import Composition, Design, composition, make_design
 from estimator.disclosure import DEFAULT_MIN_CELL
@@ -492,6 +493,10 @@ class Question(models.Model):
     options = models.JSONField(default=list, blank=True)
     design_name = models.CharField(max_length=30, default="forced_response")
     design_params = models.JSONField(default=dict)
+    # {"question": id, "in": [answers]}: shown only when that earlier, directly asked
+    # question got one of these answers (never a randomized one: that would branch on
+    # the true answer). Hidden questions are not shown, so they send nothing.
+    show_if = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         ordering = ["position", "id"]
@@ -517,6 +522,12 @@ class Question(models.Model):
     @property
     def design_params_json(self) -> str:
         return json.dumps(self.design_params)
+
+    def answer_label(self, value: int) -> str:
+        """A direct answer in words: the option's text, or yes/no."""
+        if self.kind == self.Kind.CHOICE:
+            return self.options[value]
+        return gettext("yes") if value == 1 else gettext("no")
 
     def reword(self, text: str) -> QuestionRevision | None:
         """Change the wording; once answers exist the change is recorded (old text, new

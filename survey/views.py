@@ -75,12 +75,23 @@ def _page_context(survey: Survey, **extra) -> dict:
     public key that signs credentials (the same for everyone: its fingerprint is shown)."""
     context = {
         "survey": survey,
-        "questions": list(survey.questions.all()),
+        "questions": _with_conditions(list(survey.questions.all())),
         "paper_submission_id": uuid.uuid4(),
     }
     if survey.requires_invite:
         context["credential_key"] = CredentialKey.of(survey).public
     return context | extra
+
+
+def _with_conditions(questions: list) -> list:
+    """Each conditional question learns its condition in words, for the paper form
+    (which cannot hide questions): the question it depends on and the answers that show it."""
+    by_id = {q.id: q for q in questions}
+    for q in questions:
+        if q.show_if and (target := by_id.get(q.show_if["question"])):
+            q.condition_target = target
+            q.condition_answers = ", ".join(f"“{target.answer_label(v)}”" for v in q.show_if["in"])
+    return questions
 
 
 def _invite_rejected(request: HttpRequest, survey: Survey, status: str) -> HttpResponse:
@@ -144,7 +155,7 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     survey, refusal = _open_survey(request, slug)
     if refusal:
         return refusal
-    questions = list(survey.questions.all())
+    questions = _with_conditions(list(survey.questions.all()))
     answers = []
     for q in questions:
         # Kept on the question so that a refused form comes back as it was filled in.

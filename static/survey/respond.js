@@ -32,6 +32,8 @@ const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => (
   spinner: el.querySelector("[data-spinner]"),
   truth: null,
   skipped: false,
+  // "12:0,2": shown only when question 12 (asked directly) got answer 0 or 2.
+  showIf: el.dataset.showIf ? { question: Number(el.dataset.showIf.split(":")[0]), in: el.dataset.showIf.split(":")[1].split(",").map(Number) } : null,
 }));
 const flipButton = $("[data-flip]");
 const statusLine = $("[data-status]");
@@ -156,8 +158,16 @@ function choose(question, value) {
   updateFlipButton();
 }
 
+/** A question with a condition is shown only while its (direct) question has one of its answers. */
+function shown(question) {
+  if (!question.showIf) return true;
+  const target = questions.find((q) => q.id === question.showIf.question);
+  return Boolean(target) && shown(target) && !target.skipped && question.showIf.in.includes(target.truth);
+}
+
 const updateFlipButton = () => {
-  flipButton.disabled = questions.some((q) => q.truth === null && !q.skipped);
+  for (const q of questions) q.el.hidden = !shown(q);
+  flipButton.disabled = questions.some((q) => shown(q) && q.truth === null && !q.skipped);
 };
 
 function setSkipped(question, skipped) {
@@ -264,9 +274,10 @@ function settle(result, body) {
     store(sentKey, true);
     forget(pendingKey);
     const many = body.answers.length > 1;
-    const sent = body.answers.map((a, i) => {
-      const report = label(questions[i], a.value);
-      return many ? t("numbered", { n: i + 1, report }) : report;
+    const sent = body.answers.map((a) => {
+      const at = questions.findIndex((q) => q.id === a.question);
+      const report = label(questions[at], a.value);
+      return many ? t("numbered", { n: at + 1, report }) : report;
     });
     statusLine.textContent = t("sent", { reports: sent.join(", ") });
     root.classList.add("is-sent");
@@ -382,10 +393,11 @@ async function flipAndSend() {
   }
   lock();
   const next = cryptoSource();
-  const outcomes = questions.map((q) => reportFor(q, next));
+  const asked = questions.filter(shown); // hidden questions send nothing at all
+  const outcomes = asked.map((q) => reportFor(q, next));
   const body = {
     submission_id: uuid4(next),
-    answers: questions.map((q, i) => ({ question: q.id, value: outcomes[i].report })),
+    answers: asked.map((q, i) => ({ question: q.id, value: outcomes[i].report })),
     design_version: designVersion,
   };
   if (pass) body.credential = pass;
@@ -397,7 +409,7 @@ async function flipAndSend() {
     await pause(FLIP_MS);
     root.classList.remove("is-flipping");
   }
-  questions.forEach((q, i) => reveal(q, outcomes[i]));
+  asked.forEach((q, i) => reveal(q, outcomes[i]));
   statusLine.textContent = t("sending");
   const result = await deliver(body, first);
   settle(result, body);
@@ -447,6 +459,7 @@ function forgetAll() {
 
 migrateOldMemos();
 questions.forEach(announceMemo);
+updateFlipButton();
 if (questions.every((q) => memoized(q) !== null)) flipButton.textContent = t("sendAgain");
 $("[data-paper]").hidden = true;
 $("[data-forget-box]").hidden = false;

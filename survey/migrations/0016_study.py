@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    """Skips and consent. Surveys that exist keep what their respondents saw (no skip);
+    """Skips, consent and conditions. Surveys that exist keep what their respondents saw (no skip);
     new surveys allow skipping."""
 
     dependencies = [
@@ -19,6 +19,11 @@ class Migration(migrations.Migration):
             model_name="survey",
             name="allow_skip",
             field=models.BooleanField(default=True),
+        ),
+        migrations.AddField(
+            model_name="question",
+            name="show_if",
+            field=models.JSONField(blank=True, default=None, null=True),
         ),
         migrations.AddField(
             model_name="survey",
