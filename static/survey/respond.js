@@ -167,7 +167,13 @@ function shown(question) {
 
 const updateFlipButton = () => {
   for (const q of questions) q.el.hidden = !shown(q);
-  flipButton.disabled = questions.some((q) => shown(q) && q.truth === null && !q.skipped);
+  const asked = questions.filter(shown);
+  const done = asked.filter((q) => q.truth !== null || q.skipped).length;
+  const progress = $("[data-progress]");
+  progress.max = asked.length;
+  progress.value = done;
+  $("[data-progress-text]").textContent = t("progress", { done, total: asked.length });
+  flipButton.disabled = done < asked.length;
 };
 
 function setSkipped(question, skipped) {

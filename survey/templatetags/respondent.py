@@ -210,6 +210,7 @@ def respond_sentences() -> dict[str, str]:
         ),
         "numberRange": gettext("Please give a whole number from {min} to {max}."),
         "skipped": gettext("skipped (prefer not to answer)"),
+        "progress": gettext("{done} of {total} questions answered or skipped"),
         "skipWhy": gettext(
             "A skip is sent as it is: nothing was randomized, and the researcher sees only "
             "that this question was skipped."

@@ -130,3 +130,36 @@ def test_nothing_is_sent_before_consent_not_even_the_invite(
     page.wait_for_function("() => !!localStorage.length")  # the credential arrived
     assert len(posts) == 1 and "credential" in posts[0]
     context.close()
+
+
+def test_a_condition_shows_its_question_and_progress_counts_what_is_shown(
+    live_server, page, make_survey
+):
+    survey = make_survey(0)
+    student = survey.questions.create(
+        position=0, text="Are you a student?", design_name="direct", design_params={}
+    )
+    survey.questions.create(
+        position=1,
+        text="Have you cheated in an exam?",
+        design_params={},
+        show_if={"question": student.id, "in": [1]},
+    )
+    requests = []
+    page.on("request", lambda r: requests.append(r) if r.method == "POST" else None)
+    page.goto(live_server.url + survey.get_absolute_url())
+    first, second = page.locator("[data-question]").all()
+    progress = page.locator("[data-progress-text]")
+    assert not second.is_visible()
+    assert progress.inner_text() == "0 of 1 questions answered or skipped"
+    first.get_by_role("button", name="Yes").click()
+    assert second.is_visible()
+    assert progress.inner_text() == "1 of 2 questions answered or skipped"
+    second.get_by_role("button", name="No").click()
+    first.get_by_role("button", name="No").click()  # hides it again: not asked, not sent
+    assert not second.is_visible()
+    page.get_by_role("button", name="Flip and send").click()
+    page.get_by_text(SENT).wait_for()
+    (body,) = [json.loads(r.post_data) for r in requests]
+    assert body["answers"] == [{"question": student.id, "value": 0}]
+    assert stored_reports(survey) == [{student.id: 0}]
