@@ -152,9 +152,9 @@ def test_a_refused_paper_form_keeps_what_was_chosen_with_the_error_first(client,
     error = html.index('class="error paper-error"')
     assert error < html.index('class="guarantee"')
     assert re.search(r'class="error paper-error" role="alert" tabindex="-1" autofocus', html)
-    assert f'href="#paper-q{questions[2].id}"' in html
-    assert f'href="#paper-q{cheated.id}"' not in html
-    assert f'id="paper-q{questions[2].id}" class="has-error"' in html
+    assert f'href="#p{questions[2].id}"' in html
+    assert f'href="#p{cheated.id}"' not in html
+    assert f'id="p{questions[2].id}" class="has-error"' in html
 
 
 def test_the_results_count_skips_apart(logged_in, make_survey):
