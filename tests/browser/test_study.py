@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -14,11 +15,12 @@ from tests.storage import nothing_stored, stored_reports
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SENT = "Only these randomized answers left this device."
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.fixture
 def study(make_survey):
-    survey = make_survey(0)
+    survey = make_survey(0, consent_text="Run by the ethics lab. You may stop at any time.")
     survey.questions.create(position=0, text="Have you cheated?", design_params={})
     survey.questions.create(
         position=1,
@@ -46,6 +48,8 @@ def test_a_skip_is_sent_as_null_and_nothing_else(live_server, browser, study, sc
     page.on("pageerror", lambda error: errors.append(error))
     page.goto(live_server.url + study.get_absolute_url())
     cheated, often, age = page.locator("[data-question]").all()
+    assert not cheated.is_visible()  # consent first
+    page.get_by_role("button", name="I agree: show the questions").click()
     flip = page.get_by_role("button", name="Flip and send")
     cheated.get_by_role("button", name="Yes").click()
     often.get_by_role("radio", name="Once").click()
@@ -59,6 +63,7 @@ def test_a_skip_is_sent_as_null_and_nothing_else(live_server, browser, study, sc
     age.get_by_role("checkbox", name="Prefer not to answer").check()
     assert age.get_by_label("Your answer").input_value() == ""
     assert serious_violations(page) == []
+    page.screenshot(path=DOCS / "respondent-study-phone.png", full_page=True)
     flip.click()
     page.get_by_text(SENT).wait_for()
     screenshot(page, "skipped-phone")
@@ -85,6 +90,7 @@ def test_without_javascript_a_refused_form_keeps_the_choices_and_focuses_the_err
     page = context.new_page()
     page.goto(live_server.url + study.get_absolute_url())
     paper = page.locator("form.paper")
+    paper.get_by_label("I have read the text").check()
     paper.get_by_label("My result is yes").check()
     paper.locator("fieldset").nth(1).get_by_label("Prefer not to answer").check()
     paper.get_by_role("button", name="Send my results").click()  # the age left out
