@@ -14,6 +14,7 @@ ESTIMATE_COLUMNS = [
     "option_text",
     "n",
     "n_simulated",
+    "skipped",
     "yes_count",
     "raw_yes_rate",
     "estimate",
@@ -43,7 +44,7 @@ def estimate_rows(entry: dict) -> list[dict]:
     """An estimates entry as CSV rows: one for a yes/no question, one per option for a
     multiple-choice question (``yes_count``/``raw_yes_rate`` are then that option's
     reports and rate), one for a number (``estimate`` is the mean)."""
-    common = {key: entry.get(key) for key in ("question", "text", "n", "n_simulated")}
+    common = {key: entry.get(key) for key in ("question", "text", "n", "n_simulated", "skipped")}
     common |= {key: entry.get(key) for key in ("level", "method", "epsilon")}
     common["kind"] = entry.get("kind", "binary")
     if "options" in entry:

@@ -6,8 +6,8 @@ serves the app with WhiteNoise (hashed, compressed files, as in production) on a
 port, and drives Debian's Chromium with Playwright:
 
 1. page weight of a respondent page with 10 questions mixing yes/no, crosswise, multiple
-   choice and numbers, from the browser's resource timing (bytes on the wire,
-   compressed), and every host contacted;
+   choice and numbers, with a consent text, "Prefer not to answer" and a condition, from
+   the browser's resource timing (bytes on the wire, compressed), and every host contacted;
 2. the served ``rr.js`` sampler run ``--draws`` times per design and true value inside
    the page (every kind and design): report frequencies against the design's response
    matrix or noise law (chi-square, and every cell by a binomial test) and the empirical
@@ -66,6 +66,14 @@ PAGE = [
     ("choice", "direct", {}, ["First", "Second", "Third or later"]),
     ("number", "direct", {"lower": 16, "upper": 99}, []),
 ]
+# A consent text as an ethics board would ask for it (skips are on: the default).
+CONSENT = (
+    "This study is run by the Department of Sociology. Taking part is voluntary: you may "
+    "stop at any time, and you may skip any question. Your answers are randomized on your "
+    "device before they are sent, so no single answer says anything certain about you. "
+    "The data are kept for five years and used only for research. Questions: "
+    "ethics@example.org."
+)
 DRAW_IN_PAGE = """async ({cases, n}) => {
     const rr = await import("/static/survey/rr.js");
     const next = rr.cryptoSource();
@@ -242,15 +250,23 @@ def set_up(workdir: Path) -> str:
     from survey.models import Survey
 
     owner = User.objects.create_user("bench")
-    survey = Survey.objects.create(owner=owner, title="Bench", status=Survey.Status.OPEN)
+    survey = Survey.objects.create(
+        owner=owner, title="Bench", status=Survey.Status.OPEN, consent_text=CONSENT
+    )
+    asked = []
     for i, (kind, name, params, options) in enumerate(PAGE):
-        survey.questions.create(
-            position=i,
-            text=f"Question {i + 1}: how often, honestly, did this happen last term?",
-            kind=kind,
-            design_name=name,
-            design_params=params,
-            options=options,
+        # The last question is shown only after the direct choice before it says 2nd or later.
+        show_if = {"question": asked[-1].id, "in": [1, 2]} if i == len(PAGE) - 1 else None
+        asked.append(
+            survey.questions.create(
+                show_if=show_if,
+                position=i,
+                text=f"Question {i + 1}: how often, honestly, did this happen last term?",
+                kind=kind,
+                design_name=name,
+                design_params=params,
+                options=options,
+            )
         )
     return survey.get_absolute_url()
 

@@ -11,7 +11,7 @@ can change at any time, so it is never cached: the write checks it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import F
 
@@ -47,6 +47,9 @@ class AnswerSheet:
     survey_id: int
     designs: dict[int, Design]  # question id → its design, which knows the reports it makes
     design_version: int  # the survey's, when the questions were read
+    allow_skip: bool = False  # a null report (a skip) is accepted; frozen with the design
+    # question id → (the directly asked question it depends on, the answers that show it)
+    conditions: dict[int, tuple[int, frozenset[int]]] = field(default_factory=dict)
 
     @classmethod
     def for_slug(cls, slug: str) -> AnswerSheet | None:
@@ -56,26 +59,31 @@ class AnswerSheet:
             return sheet
         questions = list(
             Question.objects.filter(survey__slug=slug).annotate(
-                design_version=F("survey__design_version")
+                design_version=F("survey__design_version"), allow_skip=F("survey__allow_skip")
             )
         )
         if not questions:
             return None
         first = questions[0]
         designs = {q.id: q.design for q in questions}
-        sheet = cls(first.survey_id, designs, first.design_version)
+        conditions = {
+            q.id: (q.show_if["question"], frozenset(q.show_if["in"]))
+            for q in questions
+            if q.show_if
+        }
+        sheet = cls(first.survey_id, designs, first.design_version, first.allow_skip, conditions)
         if has_reports(first.survey_id):
             if len(_frozen_sheets) >= MAX_CACHED_SHEETS:
                 _frozen_sheets.clear()
             _frozen_sheets[slug] = sheet
         return sheet
 
-    def check(self, answers: list[dict], *, paper: bool = False) -> dict[int, int]:
-        """{question id: report}, exactly one possible report per question of the survey;
-        raises :class:`InvalidAnswers` listing every problem. ``paper``: the no-JavaScript
-        page, which leaves out (and must leave out) the questions :func:`paper_may_omit`
-        names."""
-        values: dict[int, int] = {}
+    def check(self, answers: list[dict], *, paper: bool = False) -> dict[int, int | None]:
+        """{question id: report, or None for a skip}, exactly one possible report per
+        question of the survey; raises :class:`InvalidAnswers` listing every problem.
+        ``paper``: the no-JavaScript page, which leaves out (and must leave out) the
+        questions :func:`paper_may_omit` names."""
+        values: dict[int, int | None] = {}
         errors, faulty = [], set()
         for answer in answers:
             qid, value = answer["question"], answer["value"]
@@ -85,6 +93,13 @@ class AnswerSheet:
             elif qid in values:
                 errors.append(f"question {qid} is answered more than once")
                 faulty.add(qid)
+            elif value is None:
+                if not self.allow_skip:
+                    errors.append(
+                        f"value null for question {qid}: this survey does not allow skipping "
+                        "(allow_skip is off), so every question needs a report"
+                    )
+                    faulty.add(qid)
             elif paper and paper_may_omit(design):
                 # The paper page never asks for it: a value here is a true number.
                 errors.append(f"question {qid} needs JavaScript: leave it unanswered on paper")
@@ -96,16 +111,34 @@ class AnswerSheet:
                     errors.append(f"value {value!r} for question {qid}: {error}")
                     faulty.add(qid)
             values[qid] = value
+        for qid in self.hidden(values):
+            if qid in values and paper:
+                del values[qid]  # ticked on paper by mistake: not shown, so not sent
+            elif qid in values:
+                errors.append(f"question {qid} is not shown for the answers given: leave it out")
+                faulty.add(qid)
+        hidden = self.hidden(values)
         missing = sorted(
             qid
             for qid, design in self.designs.items()
-            if qid not in values and not (paper and paper_may_omit(design))
+            if qid not in values and qid not in hidden and not (paper and paper_may_omit(design))
         )
         if missing:
             errors.append(f"missing answers for question(s) {', '.join(map(str, missing))}")
         if errors:
             raise InvalidAnswers(errors, frozenset(faulty | set(missing)))
         return values
+
+    def hidden(self, values: dict[int, int | None]) -> set[int]:
+        """The questions whose condition the answers do not meet (a skipped or hidden
+        condition question hides them too): they are not shown, so they send nothing."""
+        hidden: set[int] = set()
+        for qid in self.designs:  # conditions point to earlier questions, in this order
+            if qid in self.conditions:
+                target, shown_for = self.conditions[qid]
+                if target in hidden or values.get(target) not in shown_for:
+                    hidden.add(qid)
+        return hidden
 
 
 def forget_cached_sheets() -> None:

@@ -54,7 +54,7 @@ class WholeNumberField(serializers.IntegerField):
     refused (the respondent page sends numbers; anything else is a confused client)."""
 
     def to_internal_value(self, data):
-        if type(data) is not int:
+        if type(data) is not int:  # null never reaches here: allow_null handles it
             raise serializers.ValidationError(
                 "A whole number (not a string or decimal) is required."
             )
@@ -64,8 +64,10 @@ class WholeNumberField(serializers.IntegerField):
 class AnswerSerializer(serializers.Serializer):
     question = serializers.IntegerField()
     value = WholeNumberField(
+        allow_null=True,
         help_text="The report: 0/1 for yes/no, an option index for choice, an integer for "
-        "a number question."
+        'a number question; null for "prefer not to answer" when the survey allows '
+        "skipping (a skip is sent as it is: nothing is randomized).",
     )
 
 
@@ -145,9 +147,11 @@ def plainly_valid(data: dict, sheet: AnswerSheet) -> tuple[uuid.UUID, dict[int, 
         if type(answer) is not dict:
             return None
         question, value = answer.get("question"), answer.get("value")
-        if type(question) is not int or type(value) is not int:
+        if type(question) is not int or "value" not in answer:
             return None
-        if not (abs(question) < 2**53 and abs(value) < 2**53):
+        if type(value) is not int and value is not None:  # None: a skip
+            return None
+        if not (abs(question) < 2**53 and abs(value or 0) < 2**53):
             return None
         pairs.append({"question": question, "value": value})
     try:

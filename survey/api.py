@@ -47,6 +47,7 @@ from survey.distribution import MAX_INVITES, import_too_large, invite_counts, in
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
 from survey.models import (
     MIN_CELL_FLOOR,
+    SKIPS_FROZEN,
     DesignFrozen,
     Invite,
     Question,
@@ -252,6 +253,14 @@ class QuestionSerializer(serializers.Serializer):
         "for a binary question; choice and number questions name theirs.",
     )
     epsilon = EpsilonField()
+    show_if = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text="Shown only when an earlier, directly asked yes/no or choice question got "
+        'one of the given answers: {"question": <its id>, "in": [option indexes, or 1/0 for '
+        'yes/no]}; in a new survey "index" (its 0-based place in this list) instead of '
+        '"question". Never on a randomized question: that would branch on the true answer.',
+    )
     no_privacy = serializers.SerializerMethodField()
     direct = serializers.SerializerMethodField(
         help_text="Asked directly (not randomized): ε = ∞, left out of the survey's total."
@@ -284,6 +293,26 @@ class QuestionSerializer(serializers.Serializer):
                 raise ValidationError(f"the option {option!r} appears twice")
             seen.add(option.casefold())
         return options
+
+    def validate_show_if(self, value):
+        """The condition's form; where it points is checked with the whole list."""
+        if value is None:
+            return None
+        if (
+            not isinstance(value, dict)
+            or set(value) - {"question", "index", "in"}
+            or ("question" in value) == ("index" in value)
+            or not all(type(value.get(key, 0)) is int for key in ("question", "index"))
+            or not isinstance(value.get("in"), list)
+            or not value["in"]
+            or not all(type(v) is int for v in value["in"])
+        ):
+            raise ValidationError(
+                'Give {"question": <id of an earlier question>, "in": [answers]} (or '
+                '"index": its 0-based place in this list instead of "question"); "in" is a '
+                "non-empty list of option indexes (1 = yes, 0 = no for a yes/no question)."
+            )
+        return value
 
     def _stored(self, question_id: int | None) -> Question | None:
         """The stored question an item edits, if it names one of this survey's."""
@@ -318,6 +347,8 @@ class QuestionSerializer(serializers.Serializer):
             raise ValidationError({"design": error.detail}) from None
         if "design" in attrs or not kept:
             self._check_confirmations(design, attrs)
+        if "show_if" not in attrs and stored is not None:
+            attrs["show_if"] = stored.show_if
         return {**attrs, "kind": kind, "options": options, "design": design}
 
     @staticmethod
@@ -366,6 +397,19 @@ class SurveySerializer(serializers.Serializer):
         },
     )
     requires_invite = serializers.BooleanField(default=False)
+    allow_skip = serializers.BooleanField(
+        default=True,
+        help_text='Every question offers "Prefer not to answer": a skip is sent as '
+        '{"question": id, "value": null}, never randomized, and counted apart '
+        '("skipped"); estimates are for those who answered. Frozen with the first answer.',
+    )
+    consent_text = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=MAX_DESCRIPTION,
+        help_text="Shown before the questions; nothing is sent until the respondent agrees.",
+    )
     closes_at = serializers.DateTimeField(
         required=False,
         allow_null=True,
@@ -446,6 +490,9 @@ class SurveySerializer(serializers.Serializer):
                 )
         elif ids:
             raise ValidationError("new questions must not carry an id")
+        for i, item in enumerate(questions):
+            if item.get("show_if"):
+                item["show_if"] = _condition_at(questions, i)
         return questions
 
     @transaction.atomic
@@ -458,16 +505,72 @@ class SurveySerializer(serializers.Serializer):
     @transaction.atomic
     def update(self, survey: Survey, validated_data: dict) -> Survey:
         questions = validated_data.pop("questions", None)
-        if questions is not None:
+        skips_change = validated_data.get("allow_skip", survey.allow_skip) != survey.allow_skip
+        if questions is not None or skips_change:
             try:
                 survey.check_design_editable()
             except DesignFrozen as error:
-                raise Conflict(str(error)) from None
-            save_questions(survey, questions)
+                if questions is not None:
+                    raise Conflict(str(error)) from None
+                raise Conflict({"allow_skip": [SKIPS_FROZEN]}) from None
+            if questions is not None:
+                save_questions(survey, questions)
         for name, value in validated_data.items():
             setattr(survey, name, value)
         survey.save(update_fields=[*validated_data] or None)
         return survey
+
+
+def _condition_at(questions: list[dict], i: int) -> dict:
+    """Question i's condition as {"position": p, "in": [answers]}, or a ValidationError
+    naming the field: conditions point only to earlier questions asked directly, so they
+    never form a cycle and never branch on a true answer."""
+    condition = questions[i]["show_if"]
+    field = f"questions[{i}].show_if"
+    if "question" in condition:
+        positions = {item["id"]: p for p, item in enumerate(questions) if "id" in item}
+        target = positions.get(condition["question"])
+        if target is None:
+            raise ValidationError(
+                {field: [f"question {condition['question']} is not a question of this survey"]}
+            )
+    else:
+        target = condition["index"]
+        if target >= len(questions):
+            raise ValidationError({field: [f"there is no question at index {target}"]})
+    if target >= i:
+        raise ValidationError(
+            {
+                field: [
+                    "a condition must point to an earlier question (never to this one or a "
+                    "later one), so that conditions never form a cycle"
+                ]
+            }
+        )
+    item = questions[target]
+    if item["design"].randomized:
+        raise ValidationError(
+            {
+                field: [
+                    f"question {target + 1} is randomized: a condition on it would branch on "
+                    "the respondent's true answer, which must never leave the device. Point "
+                    "to a question asked directly (design direct) instead."
+                ]
+            }
+        )
+    if item["kind"] == Question.Kind.NUMBER:
+        raise ValidationError({field: ["only yes/no and choice questions can be conditions"]})
+    answers = len(item["options"]) or 2
+    if unknown := sorted({v for v in condition["in"] if not 0 <= v < answers}):
+        raise ValidationError(
+            {
+                field: [
+                    f"answer(s) {', '.join(map(str, unknown))} do not exist: question "
+                    f"{target + 1} has answers 0 to {answers - 1}"
+                ]
+            }
+        )
+    return {"position": target, "in": sorted(set(condition["in"]))}
 
 
 def save_questions(survey: Survey, questions: list[dict]) -> None:
@@ -495,6 +598,12 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             survey.questions.filter(id=item["id"]).update(**fields)
         else:
             survey.questions.create(**fields)
+    ids = list(survey.questions.order_by("position").values_list("id", flat=True))
+    for position, item in enumerate(questions):
+        condition = item.get("show_if")
+        if condition:
+            condition = {"question": ids[condition["position"]], "in": condition["in"]}
+        survey.questions.filter(id=ids[position]).update(show_if=condition)
     if hasattr(survey, "_prefetched_objects_cache"):
         survey._prefetched_objects_cache.clear()
 

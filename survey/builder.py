@@ -24,9 +24,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from estimator import planning
 from estimator.designs import Design, composition
 from estimator.intervals import DEFAULT_LEVEL, z_value
-from survey.forms import QuestionForm, RewordForm, SurveyForm
+from survey.forms import NewSurveyForm, QuestionForm, RewordForm, SurveyForm
 from survey.limits import too_many_questions
-from survey.models import DesignFrozen, Question, Role, Survey
+from survey.models import SKIPS_FROZEN, DesignFrozen, Question, Role, Survey
 from survey.permissions import survey_for
 
 DEFAULT_TARGET_N = 1000
@@ -226,7 +226,7 @@ def render_builder(
 @login_required
 @require_POST
 def survey_create(request: HttpRequest) -> HttpResponse:
-    form = SurveyForm(request.POST)
+    form = NewSurveyForm(request.POST)
     if not form.is_valid():
         surveys = Survey.objects.accessible_to(request.user).prefetch_related("questions")
         context = {"surveys": surveys, "create_form": form}
@@ -248,10 +248,17 @@ def builder(request: HttpRequest, survey_id: int) -> HttpResponse:
         template = "survey/builder.html#summary" if request.htmx else "survey/builder.html"
         return render(request, template, context)
     form = SurveyForm(request.POST, instance=survey)
-    if not form.is_valid():
-        context = builder_context(survey, Assumptions(), settings_form=form)
-        return render(request, "survey/builder.html", context, status=400)
-    form.save()
+    with transaction.atomic():
+        if form.is_valid() and "allow_skip" in form.changed_data:
+            try:
+                survey.check_design_editable()  # a page offering skips is now out of date
+            except DesignFrozen:
+                form.add_error("allow_skip", SKIPS_FROZEN)
+        if not form.is_valid():
+            survey.refresh_from_db()
+            context = builder_context(survey, Assumptions(), settings_form=form)
+            return render(request, "survey/builder.html", context, status=400)
+        form.save()
     messages.success(request, "Survey settings saved.")
     return redirect("survey:builder", survey.id)
 

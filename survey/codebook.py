@@ -142,6 +142,7 @@ def codebook(survey: Survey) -> dict:
         "description": survey.description,
         "mode": survey.mode,
         "language": survey.language,
+        "allow_skip": survey.allow_skip,
         "epsilon_total": json_epsilon(privacy.epsilon_total),
         "no_privacy": math.isinf(privacy.epsilon_total),
         "asked_directly": len(privacy.direct),
@@ -150,7 +151,9 @@ def codebook(survey: Survey) -> dict:
             "round": "the round the submission belongs to (classroom rounds; 1 otherwise)",
             "q<k>": "the randomized report to the k-th question: 0/1 for a binary question "
             "(1 = yes), the option index (0 = the first option) for a choice question, a "
-            "whole number for a number question; empty when not answered",
+            'whole number for a number question; empty when the respondent chose "Prefer '
+            'not to answer" (a skip, sent as such and never randomized) or did not answer; '
+            "estimates leave empty cells out and count them as skipped",
         },
         "estimator": "per question, see its reanalysis; epsilon_total is the sum of epsilon "
         "over randomized questions (directly asked ones are left out)",

@@ -122,10 +122,36 @@ class SurveyForm(forms.ModelForm):
         "lowered once answers exist.",
     )
 
+    consent_text = forms.CharField(
+        required=False,
+        max_length=MAX_DESCRIPTION,
+        label="Consent text",
+        help_text="Shown before the questions; nothing is sent until the respondent agrees. "
+        "Leave empty for no consent step.",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
     class Meta:
         model = Survey
-        fields = ["title", "description", "mode", "language", "requires_invite", "min_cell_count"]
-        labels = {"requires_invite": "Require a one-time invite to answer"}
+        fields = [
+            "title",
+            "description",
+            "mode",
+            "language",
+            "requires_invite",
+            "allow_skip",
+            "consent_text",
+            "min_cell_count",
+        ]
+        labels = {
+            "requires_invite": "Require a one-time invite to answer",
+            "allow_skip": "Offer “Prefer not to answer” on every question",
+        }
+        help_texts = {
+            "allow_skip": "A skip is sent as a skip (never randomized, and the researcher "
+            "sees that the question was skipped) and counted apart; estimates are for those "
+            "who answered. Fixed once the first answer arrives."
+        }
 
     def clean_language(self) -> str:
         """Left out of a post (older pages, scripts): the language stays as it was."""
@@ -139,6 +165,14 @@ class SurveyForm(forms.ModelForm):
         if refusal := self.instance.threshold_refusal(k):
             raise forms.ValidationError(refusal)
         return k
+
+
+class NewSurveyForm(SurveyForm):
+    """The survey list's "new survey": a title first; the rest keeps the model's defaults
+    (skips allowed) until the builder's settings change them."""
+
+    class Meta(SurveyForm.Meta):
+        fields = ["title", "description", "mode", "language", "requires_invite"]
 
 
 class ClosingForm(forms.ModelForm):

@@ -20,6 +20,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from estimator.designs import Composition, Design, composition, make_design
 from estimator.disclosure import DEFAULT_MIN_CELL
@@ -194,6 +195,12 @@ class Survey(models.Model):
 
     # The language of its respondent pages (researcher pages stay in English).
     language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
+    # "Prefer not to answer" on every question: a skip is stored as a skip (a null
+    # report), never randomized, and counted apart. Part of the design: it freezes with
+    # the first answer, so every respondent had the same choice.
+    allow_skip = models.BooleanField(default=True)
+    # Shown before the questions; nothing is sent until the respondent agrees.
+    consent_text = models.TextField(blank=True, default="")
 
     objects = LiveSurveyManager()
     with_trashed = SurveyQuerySet.as_manager()
@@ -481,6 +488,12 @@ class DesignChanged(Exception):
     that randomized them was loaded)."""
 
 
+SKIPS_FROZEN = (
+    "This survey already has answers, so whether it allows skipping is frozen: every "
+    "respondent had the same choice, and the estimates count the skips apart."
+)
+
+
 class DesignFrozen(Exception):
     """The survey has answers, so its designs cannot change any more."""
 
@@ -499,6 +512,10 @@ class Question(models.Model):
     options = models.JSONField(default=list, blank=True)
     design_name = models.CharField(max_length=30, default="forced_response")
     design_params = models.JSONField(default=dict)
+    # {"question": id, "in": [answers]}: shown only when that earlier, directly asked
+    # question got one of these answers (never a randomized one: that would branch on
+    # the true answer). Hidden questions are not shown, so they send nothing.
+    show_if = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         ordering = ["position", "id"]
@@ -524,6 +541,12 @@ class Question(models.Model):
     @property
     def design_params_json(self) -> str:
         return json.dumps(self.design_params)
+
+    def answer_label(self, value: int) -> str:
+        """A direct answer in words: the option's text, or yes/no."""
+        if self.kind == self.Kind.CHOICE:
+            return self.options[value]
+        return gettext("yes") if value == 1 else gettext("no")
 
     def reword(self, text: str) -> QuestionRevision | None:
         """Change the wording; once answers exist the change is recorded (old text, new

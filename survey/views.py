@@ -75,12 +75,23 @@ def _page_context(survey: Survey, **extra) -> dict:
     public key that signs credentials (the same for everyone: its fingerprint is shown)."""
     context = {
         "survey": survey,
-        "questions": list(survey.questions.all()),
+        "questions": _with_conditions(list(survey.questions.all())),
         "paper_submission_id": uuid.uuid4(),
     }
     if survey.requires_invite:
         context["credential_key"] = CredentialKey.of(survey).public
     return context | extra
+
+
+def _with_conditions(questions: list) -> list:
+    """Each conditional question learns its condition in words, for the paper form
+    (which cannot hide questions): the question it depends on and the answers that show it."""
+    by_id = {q.id: q for q in questions}
+    for q in questions:
+        if q.show_if and (target := by_id.get(q.show_if["question"])):
+            q.condition_target = target
+            q.condition_answers = ", ".join(f"“{target.answer_label(v)}”" for v in q.show_if["in"])
+    return questions
 
 
 def _invite_rejected(request: HttpRequest, survey: Survey, status: str) -> HttpResponse:
@@ -110,8 +121,12 @@ def respond_paper_invite(request: HttpRequest, slug: str) -> HttpResponse:
     survey, refusal = _open_survey(request, slug)
     if refusal:
         return refusal
+    invite = request.POST.get("invite", "")
+    if not _consented(survey, request.POST):  # nothing is exchanged before consent
+        context = _page_context(survey, invite=invite, no_consent=True)
+        return _respondent_page(request, "survey/respond.html", context, status=400)
     try:
-        credential = credentials.issue(survey, request.POST.get("invite", ""))
+        credential = credentials.issue(survey, invite)
     except InviteRejected:
         return _invite_rejected(request, survey, "rejected")
     context = _page_context(survey, credential=credential.as_json())
@@ -140,18 +155,23 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     survey, refusal = _open_survey(request, slug)
     if refusal:
         return refusal
-    questions = list(survey.questions.all())
-    answers = [
-        {"question": q.id, "value": int(raw)}
-        for q in questions
-        if re.fullmatch(r"-?\d{1,9}", raw := request.POST.get(f"reported_{q.id}", "").strip())
-    ]
+    questions = _with_conditions(list(survey.questions.all()))
+    answers = []
+    for q in questions:
+        # Kept on the question so that a refused form comes back as it was filled in.
+        q.posted = _posted_result(request.POST, q.id)
+        if q.posted == SKIP:
+            answers.append({"question": q.id, "value": None})
+        elif re.fullmatch(r"-?\d{1,9}", q.posted):
+            answers.append({"question": q.id, "value": int(q.posted)})
     sheet = AnswerSheet.for_slug(slug)
     try:
         values = sheet.check(answers, paper=True) if sheet else {}
         missing = [] if values else questions  # nothing at all answered is not a submission
     except InvalidAnswers as error:
         values, missing = {}, [q for q in questions if q.id in error.questions]
+    for q in missing:
+        q.is_missing = True
     try:
         submission_id = uuid.UUID(request.POST.get("submission_id", ""), version=4)
     except ValueError:
@@ -161,8 +181,12 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     design = _shown_version(request.POST.get("design_version", ""), survey.design_version)
     if design != survey.design_version:
         return _design_changed_page(request, survey, shown_credential)
-    if missing:
-        context = _page_context(survey, credential=shown_credential, missing=missing)
+    no_consent = not _consented(survey, request.POST)
+    if missing or no_consent:
+        context = _page_context(
+            survey, credential=shown_credential, missing=missing, no_consent=no_consent
+        )
+        context["consent_given"] = bool(survey.consent_text) and not no_consent
         context |= {"questions": questions, "paper_submission_id": submission_id}
         return _respondent_page(request, "survey/respond.html", context, status=400)
     try:
@@ -179,6 +203,22 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
     except InviteRejected:
         return _invite_rejected(request, survey, "rejected")
     return _respondent_page(request, "survey/thanks.html", {"survey": survey})
+
+
+SKIP = "skip"  # the paper form's "Prefer not to answer"
+
+
+def _consented(survey: Survey, post) -> bool:
+    """A survey with a consent text stores nothing until the respondent ticks "I agree"."""
+    return not survey.consent_text or post.get("consent") == "yes"
+
+
+def _posted_result(post, question_id: int) -> str:
+    """What the paper form gave for a question: its result, or SKIP (a number question's
+    skip is a checkbox beside its field, and wins over the field)."""
+    if post.get(f"skip_{question_id}") == SKIP:
+        return SKIP
+    return post.get(f"reported_{question_id}", "").strip()[:20]
 
 
 def _shown_version(shown: str, current: int) -> int | None:

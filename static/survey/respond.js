@@ -29,6 +29,9 @@ const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => (
   // Crosswise: "same or different?" is already the report; nothing is drawn.
   reportIsAnswer: "reportIsAnswer" in el.dataset,
   truth: null,
+  skipped: false,
+  // "12:0,2": shown only when question 12 (asked directly) got answer 0 or 2.
+  showIf: el.dataset.showIf ? { question: Number(el.dataset.showIf.split(":")[0]), in: el.dataset.showIf.split(":")[1].split(",").map(Number) } : null,
 }));
 const flipButton = $("[data-flip]");
 const statusLine = $("[data-status]");
@@ -86,6 +89,7 @@ function memoized(question) {
  * the coins are shown once and forgotten with the page.
  */
 function reportFor(question, next) {
+  if (question.skipped) return { report: null, coins: [] }; // a skip is sent as it is
   const report = memoized(question);
   if (report !== null) return { report, coins: null };
   const outcome = question.reportIsAnswer
@@ -138,12 +142,13 @@ function announceMemo(question) {
 }
 
 function choose(question, value) {
+  setSkipped(question, false);
   question.truth = value;
   for (const button of question.el.querySelectorAll("[data-truth]")) {
     const chosen = Number(button.dataset.truth) === value;
     if (button.getAttribute("role") === "radio") {
       button.setAttribute("aria-checked", String(chosen));
-      button.tabIndex = chosen ? 0 : -1;
+      button.tabIndex = chosen || (value === null && button.dataset.truth === "0") ? 0 : -1;
     } else {
       button.setAttribute("aria-pressed", String(chosen));
     }
@@ -151,9 +156,43 @@ function choose(question, value) {
   updateFlipButton();
 }
 
+/** A question with a condition is shown only while its (direct) question has one of its answers. */
+function shown(question) {
+  if (!question.showIf) return true;
+  const target = questions.find((q) => q.id === question.showIf.question);
+  return Boolean(target) && shown(target) && !target.skipped && question.showIf.in.includes(target.truth);
+}
+
 const updateFlipButton = () => {
-  flipButton.disabled = questions.some((q) => q.truth === null);
+  for (const q of questions) q.el.hidden = !shown(q);
+  const asked = questions.filter(shown);
+  const done = asked.filter((q) => q.truth !== null || q.skipped).length;
+  const progress = $("[data-progress]");
+  progress.max = asked.length;
+  progress.value = done;
+  $("[data-progress-text]").textContent = t("progress", { done, total: asked.length });
+  flipButton.disabled = done < asked.length;
 };
+
+function setSkipped(question, skipped) {
+  question.skipped = skipped;
+  const box = question.el.querySelector("[data-skip]");
+  if (box) box.checked = skipped;
+}
+
+/** "Prefer not to answer" clears the answer given so far; choosing an answer undoes it. */
+function skip(question, skipping) {
+  if (skipping) {
+    choose(question, null);
+    const input = question.el.querySelector("[data-number]");
+    if (input) {
+      input.value = "";
+      readNumber(question, input);
+    }
+  }
+  setSkipped(question, skipping);
+  updateFlipButton();
+}
 
 /** Arrow keys move the choice within a radio group (and Home/End to its ends). */
 function radioKeys(question, event) {
@@ -171,6 +210,7 @@ function radioKeys(question, event) {
 function readNumber(question, input) {
   const error = question.el.querySelector("[data-number-error]");
   const text = input.value.trim();
+  if (text !== "") setSkipped(question, false);
   const value = Number(text);
   const fits = /^-?\d+$/.test(text) && value >= Number(input.min) && value <= Number(input.max);
   question.truth = fits ? value : null;
@@ -238,9 +278,10 @@ function settle(result, body) {
     store(sentKey, true);
     forget(pendingKey);
     const many = body.answers.length > 1;
-    const sent = body.answers.map((a, i) => {
-      const report = label(questions[i], a.value);
-      return many ? t("numbered", { n: i + 1, report }) : report;
+    const sent = body.answers.map((a) => {
+      const at = questions.findIndex((q) => q.id === a.question);
+      const report = label(questions[at], a.value);
+      return many ? t("numbered", { n: at + 1, report }) : report;
     });
     statusLine.textContent = t("sent", { reports: sent.join(", ") });
     root.classList.add("is-sent");
@@ -256,6 +297,7 @@ function settle(result, body) {
 
 /** How a report reads: the option's text, the number, same/different or yes/no. */
 function label(question, report) {
+  if (report === null) return t("skipped");
   if (question.kind === "number") return String(report);
   const button = question.el.querySelector(`[data-truth="${report}"]`);
   const text = button ? (button.dataset.label ?? button.textContent.trim()) : String(report);
@@ -283,7 +325,8 @@ function reveal(question, outcome) {
   for (const steps of question.el.querySelectorAll(".steps")) steps.hidden = true;
   const result = question.el.querySelector("[data-result]");
   result.querySelector("[data-sent]").textContent = label(question, outcome.report);
-  result.querySelector("[data-why]").textContent = because(question, outcome);
+  const skipped = outcome.report === null;
+  result.querySelector("[data-why]").textContent = skipped ? t("skipWhy") : because(question, outcome);
   result.hidden = false;
 }
 
@@ -292,7 +335,7 @@ function lock() {
   flipButton.disabled = true;
   flipButton.hidden = true;
   $("[data-hint]").hidden = true;
-  for (const control of root.querySelectorAll("[data-truth], [data-number]")) control.disabled = true;
+  for (const control of root.querySelectorAll("[data-truth], [data-number], [data-skip]")) control.disabled = true;
 }
 
 function forgetTruths() {
@@ -354,11 +397,12 @@ async function flipAndSend() {
   }
   lock();
   const next = cryptoSource();
-  const outcomes = questions.map((q) => reportFor(q, next));
+  const asked = questions.filter(shown); // hidden questions send nothing at all
+  const outcomes = asked.map((q) => reportFor(q, next));
   forgetTruths();
   const body = {
     submission_id: uuid4(next),
-    answers: questions.map((q, i) => ({ question: q.id, value: outcomes[i].report })),
+    answers: asked.map((q, i) => ({ question: q.id, value: outcomes[i].report })),
     design_version: designVersion,
   };
   if (pass) body.credential = pass;
@@ -370,7 +414,7 @@ async function flipAndSend() {
     await pause(FLIP_MS);
     root.classList.remove("is-flipping");
   }
-  questions.forEach((q, i) => reveal(q, outcomes[i]));
+  asked.forEach((q, i) => reveal(q, outcomes[i]));
   statusLine.textContent = t("sending");
   const result = await deliver(body, first);
   settle(result, body);
@@ -391,6 +435,26 @@ async function resend() {
   dropCredential(body, result);
 }
 
+/** Show the questions; an invite is exchanged only now (nothing is sent before). */
+function start() {
+  $("[data-digital]").hidden = false;
+  if (root.dataset.invite) credential = exchangeInvite();
+}
+
+/** With a consent text: the questions come, and anything is sent, only after "I agree". */
+function waitForConsent() {
+  const agree = $("[data-agree]");
+  agree.hidden = false;
+  agree.addEventListener("click", () => {
+    agree.hidden = true;
+    $("[data-agreed]").hidden = false;
+    start();
+    const first = $("[data-question] h2");
+    first.tabIndex = -1;
+    first.focus();
+  });
+}
+
 function forgetAll() {
   for (const key of Object.keys(localStorage)) {
     if (key.startsWith(prefix)) localStorage.removeItem(key);
@@ -400,6 +464,7 @@ function forgetAll() {
 
 migrateOldMemos();
 questions.forEach(announceMemo);
+updateFlipButton();
 if (questions.every((q) => memoized(q) !== null)) flipButton.textContent = t("sendAgain");
 $("[data-paper]").hidden = true;
 $("[data-forget-box]").hidden = false;
@@ -410,6 +475,8 @@ for (const question of questions) {
   question.el.querySelector("[data-options]")?.addEventListener("keydown", (event) => radioKeys(question, event));
   const input = question.el.querySelector("[data-number]");
   input?.addEventListener("input", () => readNumber(question, input));
+  const box = question.el.querySelector("[data-skip]");
+  box?.addEventListener("change", () => skip(question, box.checked));
 }
 flipButton.addEventListener("click", flipAndSend);
 retryButton.addEventListener("click", resend);
@@ -419,7 +486,8 @@ if (recall(sentKey)) {
   $("[data-already]").hidden = false;
 } else if (recall(pendingKey)) {
   $("[data-pending]").hidden = false;
+} else if ($("[data-consent]")) {
+  waitForConsent();
 } else {
-  $("[data-digital]").hidden = false;
-  if (root.dataset.invite) credential = exchangeInvite();
+  start();
 }

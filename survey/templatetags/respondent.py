@@ -208,6 +208,12 @@ def respond_sentences() -> dict[str, str]:
             "answering again reveals nothing new."
         ),
         "numberRange": gettext("Please give a whole number from {min} to {max}."),
+        "skipped": gettext("skipped (prefer not to answer)"),
+        "progress": gettext("{done} of {total} questions answered or skipped"),
+        "skipWhy": gettext(
+            "A skip is sent as it is: nothing was randomized, and the researcher sees only "
+            "that this question was skipped."
+        ),
         "retrying": gettext(
             "Not sent yet ({reason}). Trying again in {seconds} s with the same answers…"
         ),

@@ -84,7 +84,9 @@ def test_estimates_csv_leaves_missing_values_empty(make_survey):
     survey = make_survey(n_questions=1)
     text = estimates_csv(survey_results(survey))
     header, row = text.splitlines()
-    assert header.startswith("question,text,kind,option,option_text,n,n_simulated,yes_count")
+    assert header.startswith(
+        "question,text,kind,option,option_text,n,n_simulated,skipped,yes_count"
+    )
     assert ",0,0,0,,,," in row
 
 
