@@ -6,7 +6,7 @@ class Migration(migrations.Migration):
     new surveys allow skipping."""
 
     dependencies = [
-        ("survey", "0015_reports_move_to_responses"),
+        ("survey", "0016_analyst_role_and_min_cell_floor"),
     ]
 
     operations = [
