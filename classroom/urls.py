@@ -13,6 +13,7 @@ app_name = "classroom"
 urlpatterns = [
     path("j/", join, name="join_form"),
     re_path(r"^j/(?P<code>[^/]+)/?$", join, name="join"),
+    path("classroom/", classroom.index, name="index"),
     path("classroom/new/", classroom.new_demo, name="new"),
     path("classroom/sessions/new/", classroom.new_session, name="session_new"),
     path("classroom/sessions/<int:session_id>/add/", classroom.session_add, name="session_add"),

@@ -404,13 +404,34 @@ def new_demo(request: HttpRequest) -> HttpResponse:
         question = form.cleaned_data["question"] or DEFAULT_QUESTION
         survey = Survey.objects.create_classroom(request.user, question)
         return redirect("classroom:join_screen", survey.id)
+    return _classroom_page(request, form)
+
+
+@login_required
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    """The instructor's classroom: start a demo, a lecture or any lesson, and reopen past
+    ones (a lost projector or remote link is found again here)."""
+    return _classroom_page(request, DemoForm())
+
+
+def _classroom_page(request: HttpRequest, form: DemoForm) -> HttpResponse:
+    user = request.user
+    sessions = Session.objects.owned_by(user).prefetch_related("steps__survey")
+    lone = Survey.objects.filter(owner=user, mode=Survey.Mode.CLASSROOM, session_step=None)
+    lessons = list(Lesson.objects.owned_by(user))
+    for lesson in lessons:
+        lesson.remote_url = request.build_absolute_uri(
+            reverse("classroom:remote", args=[lesson.remote_token])
+        )
     context = {
         "form": form,
         "default_question": DEFAULT_QUESTION,
         "default_session": DEFAULT_SESSION,
-        "sessions": Session.objects.owned_by(request.user)[:10],
+        "sessions": sessions,
+        "single_questions": lone.order_by("-created"),
         "kinds": Lesson.Kind.choices,
-        "lessons": Lesson.objects.owned_by(request.user)[:10],
+        "lessons": lessons,
     }
     return render(request, "classroom/new.html", context, status=400 if form.errors else 200)
 

@@ -9,7 +9,7 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from classroom.models import Session
+from classroom.models import Lesson, Session
 from survey.models import Survey
 from tests.storage import stored_answers, stored_count, tallied_total
 
@@ -335,3 +335,42 @@ def test_the_coins_explanation_is_only_for_yes_no_questions(client, lecture):
 
 def test_a_phone_is_told_which_question_of_the_lecture_it_is_on(client, lecture):
     assert "Question 2 of 3" in status_html(client, lecture.surveys()[1])
+
+
+def test_the_classroom_page_lists_past_lectures_lessons_and_single_questions(
+    instructor, lecture, owner, client
+):
+    lesson = Lesson.objects.create(owner=owner, kind=Lesson.Kind.LAPLACE)
+    single = Survey.objects.create_classroom(owner, "Have you ever lied to a doctor?")
+    page = instructor.get(reverse("classroom:index")).content.decode()
+    # Every lesson and the lecture builder start from here (one click each).
+    for kind in Lesson.Kind.values:
+        assert reverse("classroom:lesson_start", args=[kind]) in page
+    assert reverse("classroom:session_new") in page
+    # The lecture is one entry holding its questions, each reopenable.
+    lecture_entry = page.split(f'data-lecture="{lecture.id}"')[1].split("</ol>")[0]
+    for survey in lecture.surveys():
+        assert reverse("classroom:controls", args=[survey.id]) in lecture_entry
+        assert reverse("classroom:join_screen", args=[survey.id]) in lecture_entry
+    assert lecture.join_code in page
+    # The lesson's lost remote link is found again, absolute, to open on a phone.
+    remote = "http://testserver" + reverse("classroom:remote", args=[lesson.remote_token])
+    assert remote in page and reverse("classroom:lesson_projector", args=[lesson.id]) in page
+    assert reverse("classroom:controls", args=[single.id]) in page
+    # A lecture's questions are not listed again as single questions.
+    assert page.count(reverse("classroom:controls", args=[lecture.surveys()[1].id])) == 1
+
+
+def test_the_classroom_page_shows_only_the_instructors_own(instructor, django_user_model):
+    other = django_user_model.objects.create_user("someone-else", password="x")
+    lesson = Lesson.objects.create(owner=other, kind=Lesson.Kind.LAPLACE)
+    page = instructor.get(reverse("classroom:index")).content.decode()
+    assert lesson.remote_token not in page
+
+
+def test_home_and_menu_lead_a_logged_in_instructor_to_the_classroom(instructor, client):
+    page = instructor.get("/").content.decode()
+    assert page.count(f'href="{reverse("classroom:index")}"') == 2  # the menu and the card
+    client.logout()
+    response = client.get(reverse("classroom:index"))
+    assert response.url.startswith(reverse("login"))
