@@ -37,7 +37,13 @@ urlpatterns = [
         name="lesson_projector_live",
     ),
     path("classroom/lessons/<int:lesson_id>/control/", lesson_views.control, name="lesson_control"),
+    path(
+        "classroom/lessons/<int:lesson_id>/key/<slug:action>/",
+        lesson_views.key,
+        name="lesson_key",
+    ),
     path("classroom/remote/<str:token>/", lesson_views.remote, name="remote"),
+    path("classroom/remote/<str:token>/live/", lesson_views.remote_live, name="remote_live"),
     path(
         "classroom/remote/<str:token>/<slug:action>/",
         lesson_views.remote_action,
