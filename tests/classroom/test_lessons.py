@@ -350,6 +350,21 @@ def test_the_linkage_reveal_triangulates_the_target(instructor, make_lesson):
     assert f"<strong data-found>{data.target.diagnosis}</strong>" in page
 
 
+def test_the_error_chart_grows_to_the_current_epsilon_or_says_it_is_clipped(
+    instructor, make_lesson
+):
+    lesson = make_lesson(kind=Lesson.Kind.LAPLACE, step=1, epsilon=1.0)
+    url = reverse("classroom:lesson_projector", args=[lesson.id])
+    page = instructor.get(url).content.decode()
+    # At ε = 1 the axis stops at 12 and says what lies above: at ε = 0.05 the mean is 20.
+    assert "The axis stops at 12: at ε = 0.05 the mean error is 20 and 95 % lie within 60" in page
+    lesson.go(epsilon=0.05)
+    page = instructor.get(url).content.decode()
+    # At ε = 0.05 the axis reaches the 95 % error (about 60): nothing is clipped.
+    assert "data-error-clipped" not in page
+    assert '<text class="tick-label" x="40" y="25.0" text-anchor="end">60</text>' in page
+
+
 def test_the_phones_see_the_class_budget_drain(client, make_lesson):
     lesson = make_lesson(kind=Lesson.Kind.LAPLACE, epsilon=1.0)
     etag = live(client, lesson)["ETag"]

@@ -198,6 +198,10 @@ def test_choice_results_stay_hidden_until_revealed_then_show_bars_and_a_table(in
     shares = [float(v) / 100 for v in re.findall(r"<td data-share>([\d.]+)\s*%</td>", page)]
     # n = 10 000 at ε = ln 3, k = 3: each share's standard error is about 0.013.
     assert shares == pytest.approx([0.2, 0.3, 0.5], abs=0.08)
+    # The bold bar is the share (its width from 0 on a 920-wide axis), not the interval.
+    widths = [float(w) for w in re.findall(r'data-share-bar x="40" y="\d+" width="([\d.]+)"', page)]
+    assert [w / 920 for w in widths] == pytest.approx(shares, abs=0.01)
+    assert page.count("data-ci-line") == 3
 
 
 def test_number_results_show_the_mean_its_interval_and_the_noise(instructor, lecture):
