@@ -195,6 +195,15 @@ def laplace(lesson: Lesson) -> dict:
 # 3. k-anonymity and linkage
 
 
+def grouped(rows) -> list[tuple]:
+    """The release as its groups: each set of quasi-identifiers once, with its people's
+    diagnoses (what k-anonymity counts, and short enough for a projector)."""
+    groups: dict = {}
+    for key, diagnosis in sorted(rows):
+        groups.setdefault(key, []).append(diagnosis)
+    return list(groups.items())
+
+
 def linkage(lesson: Lesson) -> dict:
     data = maths.clinic(lesson.seed)
     context = {"data": data, "choices": list(maths.CONDITIONS)}
@@ -205,7 +214,7 @@ def linkage(lesson: Lesson) -> dict:
             releases.append(
                 {
                     "name": name,
-                    "rows": sorted(rows),
+                    "rows": grouped(rows),
                     "k": maths.k_anonymity([key for key, _ in rows]),
                     "target_key": g.key(data.target),
                     "candidates": sorted(set(maths.candidates(rows, data.target, g))),
@@ -217,7 +226,7 @@ def linkage(lesson: Lesson) -> dict:
         g = lesson.generalization if lesson.step == 1 else maths.Generalization()
         rows = g.release(data.people)
         context |= {
-            "rows": sorted(rows),
+            "rows": grouped(rows),
             "k": maths.k_anonymity([key for key, _ in rows]),
             "suppressed": len(data.people) - len(rows),
             "target_key": g.key(data.target),
