@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path, re_path
 
-from classroom import lesson_views
+from classroom import exports, lesson_views
 from classroom import views as classroom
 from survey import ratelimit
 
@@ -28,6 +28,8 @@ urlpatterns = [
     path("classroom/<int:survey_id>/join/", classroom.join_screen, name="join_screen"),
     path("classroom/<int:survey_id>/controls/", classroom.controls, name="controls"),
     path("classroom/<int:survey_id>/poll/", classroom.poll, name="poll"),
+    path("classroom/<int:survey_id>/results.csv", exports.results_csv, name="results_csv"),
+    path("classroom/<int:survey_id>/chart.svg", exports.chart_svg, name="chart_svg"),
     path("classroom/<int:survey_id>/simulate/", classroom.simulate, name="simulate"),
     path("classroom/lessons/start/<slug:kind>/", lesson_views.start, name="lesson_start"),
     path("classroom/lessons/<int:lesson_id>/", lesson_views.projector, name="lesson_projector"),

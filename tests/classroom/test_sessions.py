@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 import uuid
@@ -378,3 +380,40 @@ def test_home_and_menu_lead_a_logged_in_instructor_to_the_classroom(instructor, 
     client.logout()
     response = client.get(reverse("classroom:index"))
     assert response.url.startswith(reverse("login"))
+
+
+def test_one_export_holds_every_question_of_the_lecture(instructor, lecture):
+    binary, choice, number = lecture.surveys()
+    for survey, data in (
+        (binary, {"n": 200, "true_rate": 30}),
+        (choice, {"n": 200, "distribution": "10/20/30/40"}),
+        (number, {"n": 200, "mean": 7, "sd": 1.5}),
+    ):
+        instructor.post(reverse("classroom:simulate", args=[survey.id]), data)
+    response = instructor.get(reverse("classroom:results_csv", args=[number.id]))
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    # One row for the yes/no question, one per option, one for the number.
+    assert [r["question_number"] for r in rows] == ["1", "2", "2", "2", "2", "3"]
+    assert {r["n"] for r in rows} == {"200"} and {r["n_simulated"] for r in rows} == {"200"}
+    yes_no = rows[0]
+    assert float(yes_no["ci_low"]) < float(yes_no["estimate"]) < float(yes_no["ci_high"])
+    assert float(yes_no["epsilon"]) == pytest.approx(math.log(3))
+    assert [r["option"] for r in rows[1:5]] == choice.questions.get().options
+    assert sum(float(r["estimate"]) for r in rows[1:5]) == pytest.approx(1)
+    assert float(rows[5]["epsilon"]) == 1.0 and 4 < float(rows[5]["estimate"]) < 10
+
+
+def test_each_chart_downloads_as_a_standalone_svg(instructor, lecture, client, outsider):
+    for survey in lecture.surveys():
+        response = instructor.get(reverse("classroom:chart_svg", args=[survey.id]))
+        body = response.content.decode()
+        assert response["Content-Type"].startswith("image/svg+xml")
+        assert body.startswith('<?xml version="1.0"')
+        assert '<svg xmlns="http://www.w3.org/2000/svg"' in body and "<style>" in body
+        assert body.rstrip().endswith("</svg>")
+    client.force_login(outsider)
+    first = lecture.surveys()[0]
+    assert client.get(reverse("classroom:chart_svg", args=[first.id])).status_code == 404
+    assert client.get(reverse("classroom:results_csv", args=[first.id])).status_code == 404
