@@ -43,6 +43,7 @@ def page_urls(survey: Survey, classroom: Survey, lesson: Lesson) -> dict:
         "dashboard question": f"/surveys/{survey.id}/results/?question={question.id}",
         "respondent": survey.get_absolute_url(),
         "classroom start": "/classroom/new/",
+        "classroom": "/classroom/",
         "join screen": f"/classroom/{classroom.id}/join/",
         "presenter": f"/classroom/{classroom.id}/",
         "controls": f"/classroom/{classroom.id}/controls/",
@@ -56,7 +57,8 @@ def page_urls(survey: Survey, classroom: Survey, lesson: Lesson) -> dict:
 
 def answer(survey: Survey) -> None:
     """Hours of simulated answers to every question, so that every figure draws."""
-    simulated_hours(survey, 6, 40, (0.1, 0.3, 0.05))
+    rates = (0.1, 0.3, 0.05)[: survey.questions.count()]
+    simulated_hours(survey, 6, 40, rates)
 
 
 def inject_axe(page) -> None:
