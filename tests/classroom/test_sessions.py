@@ -7,6 +7,7 @@ import io
 import math
 import re
 import uuid
+from xml.etree import ElementTree
 
 import pytest
 from django.urls import reverse
@@ -413,6 +414,9 @@ def test_each_chart_downloads_as_a_standalone_svg(instructor, lecture, client, o
         assert body.startswith('<?xml version="1.0"')
         assert '<svg xmlns="http://www.w3.org/2000/svg"' in body and "<style>" in body
         assert body.rstrip().endswith("</svg>")
+        # A well-formed XML file (what an image viewer or a slide program opens).
+        root = ElementTree.fromstring(response.content)
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
     client.force_login(outsider)
     first = lecture.surveys()[0]
     assert client.get(reverse("classroom:chart_svg", args=[first.id])).status_code == 404
