@@ -24,6 +24,7 @@ from classroom.models import EPSILON_CHOICES, Action, Lesson
 from classroom.views import (
     POLL_SECONDS,
     STATUS_FRESH_SECONDS,
+    Shortcut,
     _cacheable,
     _etag,
     _join_context,
@@ -106,9 +107,22 @@ def projector(request: HttpRequest, lesson_id: int) -> HttpResponse:
     context = (
         _base_context(lesson)
         | _join_context(request, lesson)
-        | {"part": _partial(lesson, "projector")}
+        | {"part": _partial(lesson, "projector"), "shortcuts": _shortcuts(lesson)}
     )
     return render(request, "classroom/lesson_projector.html", context)
+
+
+def _shortcuts(lesson: Lesson) -> list[Shortcut]:
+    def url(action: str) -> str:
+        return reverse("classroom:lesson_key", args=[lesson.id, action])
+
+    return [
+        Shortcut("R", "r", "reveal/hide", url("toggle-reveal")),
+        Shortcut("L", "l", "lock/unlock", url("toggle-lock")),
+        Shortcut("→", "ArrowRight PageDown", "next step", url("next")),
+        Shortcut("←", "ArrowLeft PageUp", "previous step", url("previous")),
+        Shortcut("N", "n", "new round", url("new-round")),
+    ]
 
 
 @login_required
@@ -151,6 +165,7 @@ def _remote_page(request: HttpRequest, lesson: Lesson, status: int = 200, **form
             "projector_url": reverse("classroom:lesson_projector", args=[lesson.id]),
             "part": _partial(lesson, "remote"),
         }
+        | _remote_live_context(lesson)
         | _join_context(request, lesson)
     )
     response = render(request, "classroom/lesson_remote.html", context, status=status)
@@ -158,10 +173,31 @@ def _remote_page(request: HttpRequest, lesson: Lesson, status: int = 200, **form
     return response
 
 
+def _remote_live_context(lesson: Lesson) -> dict:
+    return {
+        "status_part": _partial(lesson, "remote_status"),
+        "sent_count": lesson.current_actions().exclude(kind=Action.Kind.PICK).count(),
+    }
+
+
 @require_GET
 def remote(request: HttpRequest, token: str) -> HttpResponse:
     """The instructor's controls, by private link: works on a phone without logging in."""
     return _remote_page(request, _remote_lesson(token))
+
+
+@require_GET
+def remote_live(request: HttpRequest, token: str) -> HttpResponse:
+    """The remote's live state (step, lock, reveal, answers, budget), polled like the
+    projector so a second device or the students' answers show at once; 304 while unchanged."""
+    lesson = _remote_lesson(token)
+    etag = _etag("lesson-remote", *lesson.activity())
+    if unchanged := _not_modified(request, etag):
+        return unchanged
+    context = _base_context(lesson) | _remote_live_context(lesson)
+    response = render(request, "classroom/lesson_remote.html#live", context)
+    response["Referrer-Policy"] = "same-origin"
+    return _cacheable(response, etag)
 
 
 def _set_epsilon(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
@@ -185,6 +221,8 @@ def _pick(request: HttpRequest, lesson: Lesson) -> None:
 
 
 ACTIONS = {
+    "toggle-lock": lambda request, lesson: lesson.go(is_locked=not lesson.is_locked),
+    "toggle-reveal": lambda request, lesson: lesson.go(revealed=not lesson.revealed),
     "lock": lambda request, lesson: lesson.go(is_locked=True),
     "unlock": lambda request, lesson: lesson.go(is_locked=False),
     "reveal": lambda request, lesson: lesson.go(revealed=True),
@@ -209,6 +247,22 @@ def remote_action(request: HttpRequest, token: str, action: str) -> HttpResponse
     ):
         return response
     return redirect("classroom:remote", lesson.remote_token)
+
+
+KEY_ACTIONS = ("toggle-reveal", "toggle-lock", "next", "previous", "new-round")
+
+
+@login_required
+@require_POST
+def key(request: HttpRequest, lesson_id: int, action: str) -> HttpResponse:
+    """A projector key for the owner (the projector never carries the remote's link)."""
+    lesson = _lesson(request, lesson_id)
+    if action not in KEY_ACTIONS:
+        return HttpResponse(
+            f"Unknown key action {action!r}.", status=404, content_type="text/plain"
+        )
+    ACTIONS[action](request, lesson)
+    return HttpResponse(status=204)
 
 
 class StudentForm(forms.Form):

@@ -4,6 +4,7 @@ contexts and server-rendered SVG charts (they work without JavaScript)."""
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -46,6 +47,24 @@ def points(xs, ys, x: Axis, y: Axis) -> str:
 
 def ticks(axis: Axis, values) -> list[dict]:
     return [{"at": axis(v), "label": f"{v:g}"} for v in values]
+
+
+def error_axis_top(epsilon: float) -> float:
+    """The error chart's top: 12 patients, or the current ε's 95 % error rounded up to a
+    multiple of 4 (so the dot for the chosen ε is always on the chart)."""
+    return float(max(12, 4 * math.ceil(maths.laplace_error(epsilon) / 4)))
+
+
+def clipped_errors(top: float) -> dict | None:
+    """What the chart cannot show below its top: the smallest ε's errors, to say in words."""
+    smallest = float(EPSILON_GRID[0])
+    if maths.laplace_error(smallest) <= top:
+        return None
+    return {
+        "epsilon": smallest,
+        "mean": maths.laplace_scale(smallest),
+        "error95": maths.laplace_error(smallest),
+    }
 
 
 def private_rng(lesson: Lesson, *parts) -> np.random.Generator:
@@ -133,8 +152,10 @@ def laplace(lesson: Lesson) -> dict:
         slot = round(value * 2) / 2
         seen[slot] += 1
         dots.append({"x": x(value), "y": H - PAD - 14 * seen[slot], "epsilon": eps})
-    # Up to the 95 % error at ε = 0.25 (12 patients); smaller ε run off the top.
-    errors_y = y_axis(0, maths.laplace_error(0.25))
+    # The axis reaches at least the 95 % error at ε = 0.25 (12 patients) and grows to the
+    # current ε's; anything above its top is drawn at the top and the chart says so.
+    top = error_axis_top(lesson.epsilon)
+    errors_y = y_axis(0, top)
     ex = Axis(float(np.log(EPSILON_GRID[0])), float(np.log(EPSILON_GRID[-1])), PAD, W - 2 * PAD)
     log_eps = np.log(EPSILON_GRID)
     spent = lesson.spent()
@@ -149,16 +170,22 @@ def laplace(lesson: Lesson) -> dict:
         "density": points(grid, density, x, y),
         "true_x": x(true),
         "x_ticks": ticks(x, np.linspace(true - spread, true + spread, 5).round(1)),
-        "error_mean": points(log_eps, [maths.laplace_scale(e) for e in EPSILON_GRID], ex, errors_y),
-        "error_95": points(log_eps, [maths.laplace_error(e) for e in EPSILON_GRID], ex, errors_y),
+        "error_mean": points(
+            log_eps, [min(maths.laplace_scale(e), top) for e in EPSILON_GRID], ex, errors_y
+        ),
+        "error_95": points(
+            log_eps, [min(maths.laplace_error(e), top) for e in EPSILON_GRID], ex, errors_y
+        ),
         "error_marker": {
             "x": ex(np.log(lesson.epsilon)),
-            "y": errors_y(maths.laplace_error(lesson.epsilon)),
+            "y": errors_y(min(maths.laplace_error(lesson.epsilon), top)),
         },
+        "error_top": top,
+        "error_clipped": clipped_errors(top),
         "eps_ticks": [
             {"at": ex(np.log(e)), "label": f"{e:g}"} for e in (0.05, 0.1, 0.25, 0.5, 1, 2, 4)
         ],
-        "error_ticks": ticks(errors_y, (0, 4, 8, 12)),
+        "error_ticks": ticks(errors_y, np.linspace(0, top, 5)),
         "budget": maths.Budget(total=lesson.budget, spent=spent),
         "budget_share": min(spent / lesson.budget, 1.0),
         "queries_left": int((lesson.budget - spent) / lesson.epsilon + 1e-9),
@@ -166,6 +193,15 @@ def laplace(lesson: Lesson) -> dict:
 
 
 # 3. k-anonymity and linkage
+
+
+def grouped(rows) -> list[tuple]:
+    """The release as its groups: each set of quasi-identifiers once, with its people's
+    diagnoses (what k-anonymity counts, and short enough for a projector)."""
+    groups: dict = {}
+    for key, diagnosis in sorted(rows):
+        groups.setdefault(key, []).append(diagnosis)
+    return list(groups.items())
 
 
 def linkage(lesson: Lesson) -> dict:
@@ -178,7 +214,7 @@ def linkage(lesson: Lesson) -> dict:
             releases.append(
                 {
                     "name": name,
-                    "rows": sorted(rows),
+                    "rows": grouped(rows),
                     "k": maths.k_anonymity([key for key, _ in rows]),
                     "target_key": g.key(data.target),
                     "candidates": sorted(set(maths.candidates(rows, data.target, g))),
@@ -190,7 +226,7 @@ def linkage(lesson: Lesson) -> dict:
         g = lesson.generalization if lesson.step == 1 else maths.Generalization()
         rows = g.release(data.people)
         context |= {
-            "rows": sorted(rows),
+            "rows": grouped(rows),
             "k": maths.k_anonymity([key for key, _ in rows]),
             "suppressed": len(data.people) - len(rows),
             "target_key": g.key(data.target),

@@ -74,6 +74,10 @@ class ChoiceLive:
                     "x": None if low is None else x_of(low),
                     "width": None if low is None else max(x_of(high) - x_of(low), 2),
                     "estimate_x": None if share is None else x_of(share),
+                    # The share is the bold bar from 0; the interval a thin line across it.
+                    "share_width": None if share is None else max(x_of(share) - LEFT, 2),
+                    "ci_end": None if low is None else x_of(high),
+                    "mid_y": top + 32,
                 }
             )
         return rows

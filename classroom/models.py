@@ -139,6 +139,13 @@ class Lesson(models.Model):
         return self.steps[self.step]
 
     @property
+    def uses_epsilon(self) -> bool:
+        """Whether this step adds noise: exact counts and k-anonymity have no ε to show."""
+        if self.kind == self.Kind.LINKAGE:
+            return False
+        return not (self.kind == self.Kind.DIFFERENCING and self.step == 0)
+
+    @property
     def accepting(self) -> bool:
         return not self.is_locked
 

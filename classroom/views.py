@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.db import transaction
@@ -203,6 +204,16 @@ class AddQuestionForm(forms.Form):
             else:
                 data["bounds"] = (lower, upper)
         return data
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """A projector key: what the page lists (``label_key``) and the form it posts."""
+
+    label_key: str
+    keys: str  # KeyboardEvent.key values, space-separated
+    label: str
+    url: str
 
 
 @dataclass(frozen=True)
@@ -404,13 +415,34 @@ def new_demo(request: HttpRequest) -> HttpResponse:
         question = form.cleaned_data["question"] or DEFAULT_QUESTION
         survey = Survey.objects.create_classroom(request.user, question)
         return redirect("classroom:join_screen", survey.id)
+    return _classroom_page(request, form)
+
+
+@login_required
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    """The instructor's classroom: start a demo, a lecture or any lesson, and reopen past
+    ones (a lost projector or remote link is found again here)."""
+    return _classroom_page(request, DemoForm())
+
+
+def _classroom_page(request: HttpRequest, form: DemoForm) -> HttpResponse:
+    user = request.user
+    sessions = Session.objects.owned_by(user).prefetch_related("steps__survey")
+    lone = Survey.objects.filter(owner=user, mode=Survey.Mode.CLASSROOM, session_step=None)
+    lessons = list(Lesson.objects.owned_by(user))
+    for lesson in lessons:
+        lesson.remote_url = request.build_absolute_uri(
+            reverse("classroom:remote", args=[lesson.remote_token])
+        )
     context = {
         "form": form,
         "default_question": DEFAULT_QUESTION,
         "default_session": DEFAULT_SESSION,
-        "sessions": Session.objects.owned_by(request.user)[:10],
+        "sessions": sessions,
+        "single_questions": lone.order_by("-created"),
         "kinds": Lesson.Kind.choices,
-        "lessons": Lesson.objects.owned_by(request.user)[:10],
+        "lessons": lessons,
     }
     return render(request, "classroom/new.html", context, status=400 if form.errors else 200)
 
@@ -466,7 +498,41 @@ def presenter(request: HttpRequest, survey_id: int) -> HttpResponse:
     context |= _join_context(request, survey)
     if design := _yes_no_design(survey):
         context |= explain_context(design) | {"explain_binary": True}
+    context["shortcuts"] = _presenter_shortcuts(request, survey)
     return render(request, "classroom/presenter.html", context)
+
+
+def _presenter_shortcuts(request: HttpRequest, survey: Survey) -> list[Shortcut]:
+    """The keys for whoever may run the controls (a viewer only watches)."""
+    editors = Survey.objects.accessible_to(request.user, Role.EDITOR)
+    if not editors.filter(pk=survey.pk).exists():
+        return []
+
+    def url(action: str) -> str:
+        return reverse("classroom:control", args=[survey.id, action])
+
+    keys = [
+        Shortcut("R", "r", "reveal/hide", url("toggle-reveal")),
+        Shortcut("L", "l", "lock/unlock", url("toggle-lock")),
+    ]
+    session = Session.of(survey)
+    if session and session.owner_id == request.user.id:
+        move = "classroom:session_move"
+        keys += [
+            Shortcut(
+                "→",
+                "ArrowRight PageDown",
+                "next question",
+                reverse(move, args=[session.id, "next"]),
+            ),
+            Shortcut(
+                "←",
+                "ArrowLeft PageUp",
+                "previous question",
+                reverse(move, args=[session.id, "previous"]),
+            ),
+        ]
+    return [*keys, Shortcut("N", "n", "new round", url("new-round"))]
 
 
 def _controls_page(
@@ -478,7 +544,10 @@ def _controls_page(
     add_form: AddQuestionForm | None = None,
 ) -> HttpResponse:
     url = request.build_absolute_uri(reverse("classroom:controls", args=[survey.id]))
-    context = _presenter_context(survey, true_rate) | {
+    context = _presenter_context(survey, true_rate) | _join_context(request, survey)
+    context |= {
+        "answers": max((q.estimate.n for q in context["live"]), default=0),
+        "simulated": max((q.n_simulated for q in context["live"]), default=0),
         "simulate_form": form,
         "add_form": add_form or AddQuestionForm(),
         "controls_qr": mark_safe(qr_svg(url, title="QR code of the controls", scalable=True)),
@@ -519,6 +588,8 @@ def poll(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 
 CONTROLS = {
+    "toggle-reveal": lambda survey: survey.reveal(not survey.results_revealed),
+    "toggle-lock": lambda survey: survey.lock(not survey.is_locked),
     "reveal": lambda survey: survey.reveal(True),
     "hide": lambda survey: survey.reveal(False),
     "lock": lambda survey: survey.lock(True),
@@ -552,6 +623,10 @@ def simulate(request: HttpRequest, survey_id: int) -> HttpResponse:
     if not form.is_valid():
         return _controls_page(request, survey, None, form, status=400)
     keep = form.simulate(survey)
+    messages.success(
+        request,
+        f"Added {form.cleaned_data['n']} simulated students to round {survey.current_round}.",
+    )
     return redirect(reverse("classroom:controls", args=[survey.id]) + keep)
 
 

@@ -86,7 +86,10 @@ def test_differencing_lock_unlock_reveal_and_next_reach_every_phone(
         phone.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     attack = maths.hospital(lesson.seed)
     expect(projector.locator("[data-answer-total]")).to_have_text(str(attack.total))
-    assert projector.locator("form, button").count() == 0  # no controls on the projector
+    # No visible controls on the projector: only the keys' hidden forms, listed as keys.
+    assert projector.locator("button, form:not([hidden])").count() == 0
+    expect(projector.locator("[data-shortcuts]")).to_contain_text("R reveal/hide")
+    expect(projector.locator("[data-epsilon-pill]")).to_have_count(0)  # exact counts: no ε
 
     # The first phone answers; the others are locked out, then follow the unlock.
     phones[0].get_by_role("button", name="Has the condition").click()
@@ -101,9 +104,12 @@ def test_differencing_lock_unlock_reveal_and_next_reach_every_phone(
         phone.get_by_role("button", name="Does not").click()
         expect(phone.locator("[data-sent]")).to_be_visible()
     expect(projector.locator("[data-answers-count]")).to_contain_text(str(STUDENTS), timeout=FOLLOW)
+    # The remote follows the answers by itself, without a reload.
+    expect(page.locator("[data-sent-count]")).to_have_text(str(STUDENTS), timeout=FOLLOW)
     shoot(phones[1], "lesson-differencing-phone")
 
-    press(page, "Reveal")
+    # The projector's key R reveals (the remote shows it too, live).
+    projector.locator("body").press("r")
     expect(projector.locator("[data-reveal]")).to_contain_text(
         f"{attack.total} − {attack.younger} = {attack.recovered}", timeout=FOLLOW
     )
@@ -112,11 +118,15 @@ def test_differencing_lock_unlock_reveal_and_next_reach_every_phone(
         expect(phone.locator("[data-revealed]")).to_be_visible(timeout=FOLLOW)
     shoot(projector, "lesson-differencing-projector")
 
+    expect(page.locator("[data-remote-status]")).to_contain_text("Revealed", timeout=FOLLOW)
     press(page, "Next step →")
     for phone in phones:
         expect(phone.locator(".lesson-step")).to_have_text(
             "The same counts with Laplace noise", timeout=FOLLOW
         )
+        # Step 1's "Sent" does not carry over to step 2.
+        expect(phone.locator("[data-sent]")).to_have_count(0)
+    expect(projector.locator("[data-epsilon-pill]")).to_have_text("ε = 1", timeout=FOLLOW)
     press(page, "Reveal")
     expect(projector.locator("[data-posterior]")).to_be_visible(timeout=FOLLOW)
     shoot(projector, "lesson-differencing-noisy-projector")

@@ -43,6 +43,7 @@ def page_urls(survey: Survey, classroom: Survey, lesson: Lesson) -> dict:
         "dashboard question": f"/surveys/{survey.id}/results/?question={question.id}",
         "respondent": survey.get_absolute_url(),
         "classroom start": "/classroom/new/",
+        "classroom": "/classroom/",
         "join screen": f"/classroom/{classroom.id}/join/",
         "presenter": f"/classroom/{classroom.id}/",
         "controls": f"/classroom/{classroom.id}/controls/",

@@ -70,7 +70,69 @@ def test_the_owner_sees_the_projector_without_controls(instructor, make_lesson):
     lesson = make_lesson()
     page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
     assert str(lesson.seed) in page and lesson.join_code in page
-    assert "<form" not in page and lesson.remote_token not in page
+    # No visible control and never the remote's link: only the hidden forms of the keys.
+    assert "<button" not in page and lesson.remote_token not in page
+    assert "<kbd>R</kbd> reveal/hide" in page and "<kbd>N</kbd> new round" in page
+
+
+def test_the_projector_keys_steer_the_lesson_for_its_owner_only(
+    instructor, client, outsider, make_lesson
+):
+    lesson = make_lesson()
+    for action, expected in [
+        ("toggle-reveal", (0, True, False)),
+        ("toggle-lock", (0, True, True)),
+        ("next", (1, False, False)),
+        ("toggle-reveal", (1, True, False)),
+        ("previous", (0, False, False)),
+    ]:
+        response = instructor.post(reverse("classroom:lesson_key", args=[lesson.id, action]))
+        assert response.status_code == 204
+        lesson.refresh_from_db()
+        assert (lesson.step, lesson.revealed, lesson.is_locked) == expected, action
+    assert (
+        instructor.post(reverse("classroom:lesson_key", args=[lesson.id, "epsilon"])).status_code
+        == 404
+    )
+    client.force_login(outsider)
+    assert client.post(reverse("classroom:lesson_key", args=[lesson.id, "next"])).status_code == 404
+    lesson.refresh_from_db()
+    assert lesson.step == 0
+
+
+def test_the_remote_updates_live_and_is_304_while_nothing_changed(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LAPLACE)
+    url = reverse("classroom:remote_live", args=[lesson.remote_token])
+    first = client.get(url)
+    assert "data-sent-count>0<" in first.content.decode()
+    assert client.get(url, headers={"If-None-Match": first["ETag"]}).status_code == 304
+    send(client, lesson)
+    send(client, lesson)
+    changed = client.get(url, headers={"If-None-Match": first["ETag"]})
+    page = changed.content.decode()
+    assert changed.status_code == 200 and "data-sent-count>2<" in page
+    assert "budget ε 2.00 / 5.00" in page
+    remote_post(client, lesson, "lock")
+    assert "Answering locked" in client.get(url).content.decode()
+    assert client.get(reverse("classroom:remote_live", args=["nope"])).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("kind", "step", "shows_epsilon"),
+    [
+        (Lesson.Kind.DIFFERENCING, 0, False),
+        (Lesson.Kind.DIFFERENCING, 1, True),
+        (Lesson.Kind.LINKAGE, 0, False),
+        (Lesson.Kind.LINKAGE, 2, False),
+        (Lesson.Kind.LAPLACE, 0, True),
+    ],
+)
+def test_the_epsilon_pill_shows_only_where_noise_is_added(
+    instructor, make_lesson, kind, step, shows_epsilon
+):
+    lesson = make_lesson(kind=kind, step=step)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert ("data-epsilon-pill" in page) == shows_epsilon
 
 
 def test_the_control_link_redirects_the_owner_to_the_remote(instructor, make_lesson):
@@ -286,6 +348,21 @@ def test_the_linkage_reveal_triangulates_the_target(instructor, make_lesson):
     data = maths.clinic(7)
     page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
     assert f"<strong data-found>{data.target.diagnosis}</strong>" in page
+
+
+def test_the_error_chart_grows_to_the_current_epsilon_or_says_it_is_clipped(
+    instructor, make_lesson
+):
+    lesson = make_lesson(kind=Lesson.Kind.LAPLACE, step=1, epsilon=1.0)
+    url = reverse("classroom:lesson_projector", args=[lesson.id])
+    page = instructor.get(url).content.decode()
+    # At ε = 1 the axis stops at 12 and says what lies above: at ε = 0.05 the mean is 20.
+    assert "The axis stops at 12: at ε = 0.05 the mean error is 20 and 95 % lie within 60" in page
+    lesson.go(epsilon=0.05)
+    page = instructor.get(url).content.decode()
+    # At ε = 0.05 the axis reaches the 95 % error (about 60): nothing is clipped.
+    assert "data-error-clipped" not in page
+    assert '<text class="tick-label" x="40" y="25.0" text-anchor="end">60</text>' in page
 
 
 def test_the_phones_see_the_class_budget_drain(client, make_lesson):

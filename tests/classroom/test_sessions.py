@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 import uuid
+from xml.etree import ElementTree
 
 import pytest
 from django.urls import reverse
 
-from classroom.models import Session
+from classroom.models import Lesson, Session
 from survey.models import Survey
 from tests.storage import stored_answers, stored_count, tallied_total
 
@@ -198,6 +201,10 @@ def test_choice_results_stay_hidden_until_revealed_then_show_bars_and_a_table(in
     shares = [float(v) / 100 for v in re.findall(r"<td data-share>([\d.]+)\s*%</td>", page)]
     # n = 10 000 at ε = ln 3, k = 3: each share's standard error is about 0.013.
     assert shares == pytest.approx([0.2, 0.3, 0.5], abs=0.08)
+    # The bold bar is the share (its width from 0 on a 920-wide axis), not the interval.
+    widths = [float(w) for w in re.findall(r'data-share-bar x="40" y="\d+" width="([\d.]+)"', page)]
+    assert [w / 920 for w in widths] == pytest.approx(shares, abs=0.01)
+    assert page.count("data-ci-line") == 3
 
 
 def test_number_results_show_the_mean_its_interval_and_the_noise(instructor, lecture):
@@ -335,3 +342,82 @@ def test_the_coins_explanation_is_only_for_yes_no_questions(client, lecture):
 
 def test_a_phone_is_told_which_question_of_the_lecture_it_is_on(client, lecture):
     assert "Question 2 of 3" in status_html(client, lecture.surveys()[1])
+
+
+def test_the_classroom_page_lists_past_lectures_lessons_and_single_questions(
+    instructor, lecture, owner, client
+):
+    lesson = Lesson.objects.create(owner=owner, kind=Lesson.Kind.LAPLACE)
+    single = Survey.objects.create_classroom(owner, "Have you ever lied to a doctor?")
+    page = instructor.get(reverse("classroom:index")).content.decode()
+    # Every lesson and the lecture builder start from here (one click each).
+    for kind in Lesson.Kind.values:
+        assert reverse("classroom:lesson_start", args=[kind]) in page
+    assert reverse("classroom:session_new") in page
+    # The lecture is one entry holding its questions, each reopenable.
+    lecture_entry = page.split(f'data-lecture="{lecture.id}"')[1].split("</ol>")[0]
+    for survey in lecture.surveys():
+        assert reverse("classroom:controls", args=[survey.id]) in lecture_entry
+        assert reverse("classroom:join_screen", args=[survey.id]) in lecture_entry
+    assert lecture.join_code in page
+    # The lesson's lost remote link is found again, absolute, to open on a phone.
+    remote = "http://testserver" + reverse("classroom:remote", args=[lesson.remote_token])
+    assert remote in page and reverse("classroom:lesson_projector", args=[lesson.id]) in page
+    assert reverse("classroom:controls", args=[single.id]) in page
+    # A lecture's questions are not listed again as single questions.
+    assert page.count(reverse("classroom:controls", args=[lecture.surveys()[1].id])) == 1
+
+
+def test_the_classroom_page_shows_only_the_instructors_own(instructor, django_user_model):
+    other = django_user_model.objects.create_user("someone-else", password="x")
+    lesson = Lesson.objects.create(owner=other, kind=Lesson.Kind.LAPLACE)
+    page = instructor.get(reverse("classroom:index")).content.decode()
+    assert lesson.remote_token not in page
+
+
+def test_home_and_menu_lead_a_logged_in_instructor_to_the_classroom(instructor, client):
+    page = instructor.get("/").content.decode()
+    assert page.count(f'href="{reverse("classroom:index")}"') == 2  # the menu and the card
+    client.logout()
+    response = client.get(reverse("classroom:index"))
+    assert response.url.startswith(reverse("login"))
+
+
+def test_one_export_holds_every_question_of_the_lecture(instructor, lecture):
+    binary, choice, number = lecture.surveys()
+    for survey, data in (
+        (binary, {"n": 200, "true_rate": 30}),
+        (choice, {"n": 200, "distribution": "10/20/30/40"}),
+        (number, {"n": 200, "mean": 7, "sd": 1.5}),
+    ):
+        instructor.post(reverse("classroom:simulate", args=[survey.id]), data)
+    response = instructor.get(reverse("classroom:results_csv", args=[number.id]))
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    # One row for the yes/no question, one per option, one for the number.
+    assert [r["question_number"] for r in rows] == ["1", "2", "2", "2", "2", "3"]
+    assert {r["n"] for r in rows} == {"200"} and {r["n_simulated"] for r in rows} == {"200"}
+    yes_no = rows[0]
+    assert float(yes_no["ci_low"]) < float(yes_no["estimate"]) < float(yes_no["ci_high"])
+    assert float(yes_no["epsilon"]) == pytest.approx(math.log(3))
+    assert [r["option"] for r in rows[1:5]] == choice.questions.get().options
+    assert sum(float(r["estimate"]) for r in rows[1:5]) == pytest.approx(1)
+    assert float(rows[5]["epsilon"]) == 1.0 and 4 < float(rows[5]["estimate"]) < 10
+
+
+def test_each_chart_downloads_as_a_standalone_svg(instructor, lecture, client, outsider):
+    for survey in lecture.surveys():
+        response = instructor.get(reverse("classroom:chart_svg", args=[survey.id]))
+        body = response.content.decode()
+        assert response["Content-Type"].startswith("image/svg+xml")
+        assert body.startswith('<?xml version="1.0"')
+        assert '<svg xmlns="http://www.w3.org/2000/svg"' in body and "<style>" in body
+        assert body.rstrip().endswith("</svg>")
+        # A well-formed XML file (what an image viewer or a slide program opens).
+        root = ElementTree.fromstring(response.content)
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    client.force_login(outsider)
+    first = lecture.surveys()[0]
+    assert client.get(reverse("classroom:chart_svg", args=[first.id])).status_code == 404
+    assert client.get(reverse("classroom:results_csv", args=[first.id])).status_code == 404

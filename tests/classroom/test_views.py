@@ -496,3 +496,31 @@ def test_the_projector_has_no_controls_and_the_controls_page_has_them(instructor
 def test_the_controls_check_ownership(client, outsider, classroom):
     client.force_login(outsider)
     assert client.get(reverse("classroom:controls", args=[classroom.id])).status_code == 404
+
+
+def test_the_controls_show_the_code_the_answers_and_confirm_the_end(client, instructor, classroom):
+    for _ in range(3):
+        submit(client, classroom)
+    body = instructor.get(reverse("classroom:controls", args=[classroom.id])).content.decode()
+    assert f"join with code <strong>{classroom.join_code}</strong>" in body
+    assert "<strong data-answers>3</strong> answers this round" in body
+    # Ending needs a second, explicit press: the first only opens the confirmation.
+    assert "End session…</summary>" in body and "Yes, end the session" in body
+    assert 'hx-select="#answer-count"' in body
+
+
+def test_simulating_says_what_it_added(instructor, classroom):
+    url = reverse("classroom:simulate", args=[classroom.id])
+    response = instructor.post(url, {"n": 40, "true_rate": 30}, follow=True)
+    body = response.content.decode()
+    assert "Added 40 simulated students to round 1." in body
+    assert "<strong data-answers>40</strong> answers this round (40 simulated)" in body
+
+
+def test_the_projector_lists_its_keys_for_an_editor(instructor, classroom):
+    page = instructor.get(reverse("classroom:presenter", args=[classroom.id])).content.decode()
+    assert "<kbd>R</kbd> reveal/hide" in page and "<kbd>L</kbd> lock/unlock" in page
+    instructor.post(reverse("classroom:control", args=[classroom.id, "toggle-reveal"]))
+    instructor.post(reverse("classroom:control", args=[classroom.id, "toggle-lock"]))
+    classroom.refresh_from_db()
+    assert classroom.results_revealed and classroom.is_locked

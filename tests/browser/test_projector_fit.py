@@ -1,0 +1,109 @@
+"""Every projector view is read from the back of a lecture hall: it fits a 1280×720 and a
+1920×1080 screen without scrolling, and no text or chart label is drawn smaller than a
+minimum size (SVG text measured as drawn, after the chart's scaling)."""
+
+from __future__ import annotations
+
+import pytest
+
+from classroom import lessons
+from classroom.live import simulate_choice, simulate_number
+from classroom.models import Action, Lesson, Session
+from classroom.views import DEFAULT_SESSION
+from responses.write import simulate_respondents
+from survey.models import Survey
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SCREENS = ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080})
+# The smallest text allowed, in CSS pixels, per screen height (a 720-line projector).
+MIN_FONT = {720: 16, 1080: 18}
+
+MEASURE = """() => {
+  const sizes = [];
+  for (const el of document.querySelectorAll("main *")) {
+    const own = [...el.childNodes].filter((n) => n.nodeType === 3);
+    const text = own.map((n) => n.textContent).join("").trim();
+    if (!text) continue;
+    const box = el.getBoundingClientRect();
+    if (!box.width || !box.height || el.closest("details:not([open]) > :not(summary)")) continue;
+    if (el.closest("[hidden], .visually-hidden, title, desc")) continue;
+    let size = parseFloat(getComputedStyle(el).fontSize);
+    // SVG text is drawn at its font size times the chart's scale on screen.
+    if (el.ownerSVGElement) size *= el.ownerSVGElement.getScreenCTM().a;
+    sizes.push([Math.round(size * 10) / 10, text.slice(0, 40)]);
+  }
+  sizes.sort((a, b) => a[0] - b[0]);
+  const doc = document.documentElement;
+  return {
+    overflowY: doc.scrollHeight - innerHeight,
+    overflowX: doc.scrollWidth - innerWidth,
+    smallest: sizes.slice(0, 5),
+  };
+}"""
+
+
+def lesson_views(owner) -> list[str]:
+    """Every step of every lesson, revealed, with the students' answers in."""
+    urls = []
+    for kind in Lesson.Kind.values:
+        lesson = Lesson.objects.create(owner=owner, kind=kind, seed=11, revealed=True)
+        if kind == Lesson.Kind.EXPONENTIAL:
+            lesson.go(last_pick="Cryptography")
+        for step in range(len(lesson.steps)):
+            lesson.go(step=step)
+            choices = lessons.lesson_context(lesson).get("choices") or ["x"]
+            for i in range(30):
+                if kind == Lesson.Kind.LAPLACE:
+                    action = {"kind": Action.Kind.QUERY, "value": 10 + i % 7 - 3, "epsilon": 0.05}
+                else:
+                    action = {"kind": Action.Kind.GUESS, "choice": choices[i % len(choices)]}
+                    if kind == Lesson.Kind.EXPONENTIAL:
+                        action["kind"] = Action.Kind.VOTE
+                lesson.actions.create(round=1, step=step, **action)
+            urls.append(f"/classroom/lessons/{lesson.id}/?step={step}")
+    return urls
+
+
+def classroom_views(owner) -> list[str]:
+    session = Session.objects.create(owner=owner, title="Lecture questions")
+    for question in DEFAULT_SESSION:
+        session.add_question(**question)
+    binary, choice, number = session.surveys()
+    simulate_respondents(binary, 400, 0.3)
+    simulate_choice(choice, 400, [0.13, 0.37, 0.3, 0.2])
+    simulate_number(number, 400, 7, 1.5)
+    urls = [f"/classroom/{binary.id}/join/"]
+    for survey in (binary, choice, number):
+        Survey.objects.filter(pk=survey.pk).update(results_revealed=True)
+        urls.append(f"/classroom/{survey.id}/")
+    return urls
+
+
+def test_every_projector_view_fits_the_screen_and_is_legible(live_server, browser, owner):
+    context = browser.new_context(viewport=SCREENS[0])
+    page = context.new_page()
+    page.goto(live_server.url + "/accounts/login/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill("owner-password-1")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_load_state()
+    lesson_urls = lesson_views(owner)
+    urls = classroom_views(owner) + lesson_urls
+    problems = []
+    for screen in SCREENS:
+        page.set_viewport_size(screen)
+        for url in urls:
+            path, _, step = url.partition("?step=")
+            if step:
+                Lesson.objects.filter(pk=int(path.split("/")[3])).update(step=int(step))
+            page.goto(live_server.url + path)
+            page.wait_for_load_state("load")
+            found = page.evaluate(MEASURE)
+            where = f"{url} at {screen['width']}×{screen['height']}"
+            if found["overflowY"] > 0 or found["overflowX"] > 0:
+                problems.append(f"{where} scrolls: {found}")
+            if found["smallest"] and found["smallest"][0][0] < MIN_FONT[screen["height"]]:
+                problems.append(f"{where} has small text: {found['smallest']}")
+    context.close()
+    assert problems == [], "\n".join(problems)
