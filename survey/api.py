@@ -36,6 +36,7 @@ from estimator.disclosure import DEFAULT_MIN_CELL
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from responses.exports import responses_csv
 from responses.imports import ImportRejected, ImportTooLarge, import_responses, spool
+from responses.statfiles import responses_dta, responses_sav
 from survey.api_teams import (
     CollaboratorViewSet,
     TransferRequestSerializer,
@@ -65,6 +66,32 @@ class CSVRenderer(BaseRenderer):
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         return data if isinstance(data, str | bytes) else json.dumps(data)
+
+
+class FileRenderer(BaseRenderer):
+    """Lets clients ask for a statistics file's media type; the views build the bytes,
+    so this only renders error dictionaries (as JSON text)."""
+
+    charset = None
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data if isinstance(data, bytes) else json.dumps(data).encode()
+
+
+class SPSSRenderer(FileRenderer):
+    media_type = "application/x-spss-sav"
+    format = "sav"
+
+
+class StataRenderer(FileRenderer):
+    media_type = "application/x-stata-dta"
+    format = "dta"
+
+
+def file_download(content: bytes, media_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=media_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 class CSVParser(BaseParser):
@@ -676,6 +703,39 @@ class SurveyViewSet(
         number questions, empty when unanswered; simulated answers excluded."""
         survey = self.get_object()
         return csv_download(responses_csv(survey), f"survey-{survey.id}-responses.csv")
+
+    @extend_schema(responses={(200, SPSSRenderer.media_type): OpenApiTypes.BINARY, 404: NOT_FOUND})
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="export.sav",
+        url_name="export-sav",
+        renderer_classes=[JSONRenderer, SPSSRenderer],
+    )
+    def export_sav(self, request, pk=None) -> HttpResponse:
+        """The responses of export.csv as an SPSS file: question texts as variable labels,
+        options and yes/no as value labels, a skip as a user-missing code labelled
+        "skipped", each design in the file's notes."""
+        survey = self.get_object()
+        return file_download(
+            responses_sav(survey), SPSSRenderer.media_type, f"survey-{survey.id}-responses.sav"
+        )
+
+    @extend_schema(responses={(200, StataRenderer.media_type): OpenApiTypes.BINARY, 404: NOT_FOUND})
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="export.dta",
+        url_name="export-dta",
+        renderer_classes=[JSONRenderer, StataRenderer],
+    )
+    def export_dta(self, request, pk=None) -> HttpResponse:
+        """The responses of export.csv as a Stata 15 data set: the design and question
+        text as variable labels, options and yes/no as value labels, a skip as ``.a``."""
+        survey = self.get_object()
+        return file_download(
+            responses_dta(survey), StataRenderer.media_type, f"survey-{survey.id}-responses.dta"
+        )
 
     @extend_schema(responses={200: CodebookSerializer, 404: NOT_FOUND})
     @action(detail=True, methods=["get"], url_path="codebook.json", url_name="codebook")

@@ -13,6 +13,11 @@ from django.shortcuts import get_object_or_404
 
 from survey.models import Role, Survey
 
+# Row-level data (the responses in every format and their codebook): the one place that
+# says who may download it.
+ROW_LEVEL_ROLE = Role.VIEWER
+ROW_LEVEL_ACTIONS = ("export_csv", "export_sav", "export_dta", "codebook")
+
 # The role each API action of SurveyViewSet needs; any other action needs a viewer to
 # read and an editor to change anything.
 API_ROLES = {
@@ -27,6 +32,7 @@ API_ROLES = {
     "collaborators": Role.OWNER,
     "collaborator": Role.OWNER,
     "transfer": Role.OWNER,
+    **dict.fromkeys(ROW_LEVEL_ACTIONS, ROW_LEVEL_ROLE),
 }
 IN_TRASH_ACTIONS = {"restore", "trash"}
 READ_METHODS = ("GET", "HEAD", "OPTIONS")

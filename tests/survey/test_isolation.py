@@ -59,6 +59,8 @@ API = [
     ("post", "/api/surveys/{s}/open/", Role.EDITOR),
     ("post", "/api/surveys/{s}/close/", Role.EDITOR),
     ("get", "/api/surveys/{s}/export.csv", Role.VIEWER),
+    ("get", "/api/surveys/{s}/export.sav", Role.VIEWER),
+    ("get", "/api/surveys/{s}/export.dta", Role.VIEWER),
     ("get", "/api/surveys/{s}/codebook.json", Role.VIEWER),
     ("get", "/api/surveys/{s}/estimates/", Role.VIEWER),
     ("get", "/api/surveys/{s}/estimates.csv", Role.VIEWER),
