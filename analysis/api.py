@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from analysis.exports import estimates_csv
 from analysis.results import METHOD_NAMES, parse_estimate_options, survey_results
 from survey.api import CSV_RESPONSE, CSVRenderer, csv_download
-from survey.models import Role
+from survey.models import AuditEntry, Role
 from survey.permissions import survey_for
 
 
@@ -164,4 +164,5 @@ def estimates_csv_endpoint(request: Request, survey_id: int) -> HttpResponse:
     if errors:
         raise ValidationError({"detail": errors})
     text = estimates_csv(survey_results(survey, level, method))
+    AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "estimates (CSV)")
     return csv_download(text, f"survey-{survey.id}-estimates.csv")

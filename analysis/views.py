@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from analysis.audit import record_analysis
 from analysis.charts import (
     IntervalRow,
     bounds_scale,
@@ -113,6 +114,7 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     if all(picked):
         try:
             result = breakdown(survey, picked[0].id, picked[1].id, level, method)
+            record_analysis(survey, request.user, result)
         except AnalysisError as error:
             errors.append(error.message)
     if result:
@@ -187,6 +189,7 @@ def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     if a and b and a != b:
         try:
             result = crosstab_of(survey, a.id, b.id, level)
+            record_analysis(survey, request.user, result)
         except AnalysisError as error:
             errors.append(error.message)
     if result:
@@ -242,6 +245,7 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     if outcome and chosen:
         try:
             result = regression(survey, outcome.id, [q.id for q in chosen], level)
+            record_analysis(survey, request.user, result)
         except AnalysisError as error:
             errors.append(error.message)
     if result:

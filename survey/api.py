@@ -46,7 +46,15 @@ from survey.api_teams import (
 from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
-from survey.models import DesignFrozen, Invite, Question, Role, SharingRefused, Survey
+from survey.models import (
+    AuditEntry,
+    DesignFrozen,
+    Invite,
+    Question,
+    Role,
+    SharingRefused,
+    Survey,
+)
 from survey.permissions import api_surveys
 
 
@@ -477,10 +485,29 @@ class SurveySerializer(serializers.Serializer):
             except DesignFrozen as error:
                 raise Conflict(str(error)) from None
             save_questions(survey, questions)
+        audit_update(survey, self.context["request"].user, validated_data, questions)
         for name, value in validated_data.items():
             setattr(survey, name, value)
         survey.save(update_fields=[*validated_data] or None)
         return survey
+
+
+def audit_update(survey: Survey, user, changes: dict, questions: list | None) -> None:
+    """The audit entries of a PATCH, before its changes are applied to ``survey``."""
+    if questions is not None:
+        AuditEntry.record(
+            survey,
+            user,
+            AuditEntry.Action.DESIGN,
+            f"questions set through the API ({len(questions)})",
+        )
+    if "min_cell_count" in changes and changes["min_cell_count"] != survey.min_cell_count:
+        detail = f"small-cell threshold {survey.min_cell_count} → {changes['min_cell_count']}"
+        AuditEntry.record(survey, user, AuditEntry.Action.THRESHOLD, detail)
+    if edited := [
+        f for f in ("title", "description") if f in changes and changes[f] != getattr(survey, f)
+    ]:
+        AuditEntry.record(survey, user, AuditEntry.Action.WORDING, f"{' and '.join(edited)} edited")
 
 
 def save_questions(survey: Survey, questions: list[dict]) -> None:
@@ -510,6 +537,14 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             survey.questions.create(**fields)
     if hasattr(survey, "_prefetched_objects_cache"):
         survey._prefetched_objects_cache.clear()
+
+
+class AuditEntrySerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="username", help_text="The account, by name.")
+
+    class Meta:
+        model = AuditEntry
+        fields = ["hour", "user", "action", "detail"]
 
 
 class ResponseMatrixSerializer(serializers.Serializer):
@@ -665,6 +700,8 @@ class SurveyViewSet(
         new_owner = find_account_or_400(request.data)
         try:
             survey.transfer_to(new_owner)
+            detail = f"ownership transferred to {new_owner.get_username()}"
+            AuditEntry.record(survey, request.user, AuditEntry.Action.SHARING, detail)
         except SharingRefused as refused:
             raise ValidationError({"user": [str(refused)]}) from None
         survey.role = Role.EDITOR.value
@@ -702,6 +739,7 @@ class SurveyViewSet(
         (``q1`` … ``qk``): 0/1 for binary, the option index for choice, a whole number for
         number questions, empty when unanswered; simulated answers excluded."""
         survey = self.get_object()
+        AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "responses (CSV)")
         return csv_download(responses_csv(survey), f"survey-{survey.id}-responses.csv")
 
     @extend_schema(responses={(200, SPSSRenderer.media_type): OpenApiTypes.BINARY, 404: NOT_FOUND})
@@ -717,6 +755,7 @@ class SurveyViewSet(
         options and yes/no as value labels, a skip as a user-missing code labelled
         "skipped", each design in the file's notes."""
         survey = self.get_object()
+        AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "responses (SPSS .sav)")
         return file_download(
             responses_sav(survey), SPSSRenderer.media_type, f"survey-{survey.id}-responses.sav"
         )
@@ -733,6 +772,7 @@ class SurveyViewSet(
         """The responses of export.csv as a Stata 15 data set: the design and question
         text as variable labels, options and yes/no as value labels, a skip as ``.a``."""
         survey = self.get_object()
+        AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "responses (Stata .dta)")
         return file_download(
             responses_dta(survey), StataRenderer.media_type, f"survey-{survey.id}-responses.dta"
         )
@@ -744,7 +784,9 @@ class SurveyViewSet(
         ∞), whether it is asked directly, the response matrix (binary and choice) or bounds,
         ε and α (numbers), and how to re-analyse it. POSTed to /api/surveys/ it recreates
         the survey's questions, ready for an import of the export."""
-        response = Response(codebook(self.get_object()))
+        survey = self.get_object()
+        AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "codebook (JSON)")
+        response = Response(codebook(survey))
         response["Content-Disposition"] = f'inline; filename="survey-{pk}-codebook.json"'
         return response
 
@@ -788,6 +830,15 @@ class SurveyViewSet(
         except ImportTooLarge as error:
             raise PayloadTooLarge(str(error)) from None
         return Response({"imported": imported}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: AuditEntrySerializer(many=True), 404: NOT_FOUND})
+    @action(detail=True, methods=["get"])
+    def audit(self, request, pk=None) -> Response:
+        """The survey's audit log (owner only), newest first: every export, analysis run,
+        sharing change, design or wording edit and threshold change, with who and the
+        hour."""
+        entries = self.get_object().audit_entries.all()
+        return Response(AuditEntrySerializer(entries, many=True).data)
 
     @extend_schema(
         methods=["GET"], request=None, responses={200: InviteCountsSerializer, 404: NOT_FOUND}

@@ -26,7 +26,7 @@ from estimator.designs import Design, composition
 from estimator.intervals import DEFAULT_LEVEL, z_value
 from survey.forms import QuestionForm, RewordForm, SurveyForm
 from survey.limits import too_many_questions
-from survey.models import DesignFrozen, Question, Role, Survey
+from survey.models import AuditEntry, DesignFrozen, Question, Role, Survey
 from survey.permissions import survey_for
 
 DEFAULT_TARGET_N = 1000
@@ -251,6 +251,9 @@ def builder(request: HttpRequest, survey_id: int) -> HttpResponse:
     if not form.is_valid():
         context = builder_context(survey, Assumptions(), settings_form=form)
         return render(request, "survey/builder.html", context, status=400)
+    if edited := [f for f in ("title", "description") if f in form.changed_data]:
+        said = f"{' and '.join(edited)} edited"
+        AuditEntry.record(survey, request.user, AuditEntry.Action.WORDING, said)
     form.save()
     messages.success(request, "Survey settings saved.")
     return redirect("survey:builder", survey.id)
@@ -291,7 +294,9 @@ def save_question(request: HttpRequest, survey: Survey, question: Question | Non
         response = render_builder(request, survey, forms={key: form}, status=400)
         transaction.set_rollback(True)  # nothing changed: keep the design version too
         return response
-    form.save_to(question or Question(survey=survey, position=position))
+    saved = form.save_to(question or Question(survey=survey, position=position))
+    said = f"question edited: “{saved.text}”" if question else f"question added: “{saved.text}”"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.DESIGN, said)
     return redirect_or_fragment(request, survey)
 
 
@@ -319,7 +324,10 @@ def question_reword(request: HttpRequest, survey_id: int, question_id: int) -> H
     form = RewordForm(request.POST, prefix=f"q{question.id}")
     if not form.is_valid():
         return render_builder(request, question.survey, forms={question.id: form}, status=400)
+    old = question.text
     if question.reword(form.cleaned_data["text"]):
+        said = f"question reworded: “{old}” → “{question.text}”"
+        AuditEntry.record(question.survey, request.user, AuditEntry.Action.WORDING, said)
         messages.warning(
             request,
             "Wording changed. Earlier respondents saw the old text: the codebook lists both.",
@@ -342,6 +350,8 @@ def question_move(request: HttpRequest, survey_id: int, question_id: int) -> Htt
         questions[index], questions[other] = questions[other], questions[index]
         for position, q in enumerate(questions):
             Question.objects.filter(pk=q.pk).update(position=position)
+        said = f"question moved to position {other + 1}: “{question.text}”"
+        AuditEntry.record(survey, request.user, AuditEntry.Action.DESIGN, said)
     return redirect_or_fragment(request, survey)
 
 
@@ -354,6 +364,8 @@ def question_delete(request: HttpRequest, survey_id: int, question_id: int) -> H
     if response := frozen_response(request, survey):
         return response
     question.delete()
+    said = f"question deleted: “{question.text}”"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.DESIGN, said)
     survey.questions.filter(position__gt=question.position).update(position=F("position") - 1)
     return redirect_or_fragment(request, survey)
 

@@ -603,3 +603,47 @@ class CredentialKey(models.Model):
     @property
     def public(self) -> dict[str, str]:
         return invites.public_key_fields(self.private_key)
+
+
+class AuditEntry(models.Model):
+    """Who did what with a survey's data or its design, to the hour: the owner's record
+    of every export, analysis, sharing change, design or wording edit and threshold
+    change. Auditing the queries asked is the defence against differencing attacks that
+    the small-cell threshold alone cannot give."""
+
+    class Action(models.TextChoices):
+        EXPORT = "export"
+        ANALYSIS = "analysis"
+        SHARING = "sharing"
+        DESIGN = "design"
+        WORDING = "wording"
+        THRESHOLD = "threshold"
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="audit_entries")
+    # Kept by name as well, so the entry still says who once the account is gone.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    username = models.CharField(max_length=150)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    detail = models.CharField(max_length=300)
+    hour = models.DateTimeField(default=current_hour)
+
+    class Meta:
+        ordering = ["-hour", "-id"]
+        indexes = [models.Index(fields=["survey", "-hour"])]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H:00} {self.username} {self.action}: {self.detail}"
+
+    @classmethod
+    def record(cls, survey: Survey, user, action: str, detail: str) -> AuditEntry:
+        """Write one entry; ``user`` is the account that acted (None: a command)."""
+        account = user if getattr(user, "is_authenticated", False) else None
+        return cls.objects.create(
+            survey=survey,
+            user=account,
+            username=account.get_username() if account else "(command)",
+            action=action,
+            detail=detail[:300],
+        )

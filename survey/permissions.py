@@ -32,6 +32,7 @@ API_ROLES = {
     "collaborators": Role.OWNER,
     "collaborator": Role.OWNER,
     "transfer": Role.OWNER,
+    "audit": Role.OWNER,
     **dict.fromkeys(ROW_LEVEL_ACTIONS, ROW_LEVEL_ROLE),
 }
 IN_TRASH_ACTIONS = {"restore", "trash"}

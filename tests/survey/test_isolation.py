@@ -43,6 +43,7 @@ PAGES = [
     ("post", "/surveys/{s}/share/", Role.OWNER),
     ("post", "/surveys/{s}/share/{editor}/", Role.OWNER),
     ("post", "/surveys/{s}/transfer/", Role.OWNER),
+    ("get", "/surveys/{s}/audit/", Role.OWNER),
 ]
 CLASSROOM_PAGES = [
     ("get", "/classroom/{s}/", Role.VIEWER),
@@ -61,6 +62,7 @@ API = [
     ("get", "/api/surveys/{s}/export.csv", Role.VIEWER),
     ("get", "/api/surveys/{s}/export.sav", Role.VIEWER),
     ("get", "/api/surveys/{s}/export.dta", Role.VIEWER),
+    ("get", "/api/surveys/{s}/audit/", Role.OWNER),
     ("get", "/api/surveys/{s}/codebook.json", Role.VIEWER),
     ("get", "/api/surveys/{s}/estimates/", Role.VIEWER),
     ("get", "/api/surveys/{s}/estimates.csv", Role.VIEWER),
