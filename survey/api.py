@@ -47,6 +47,7 @@ from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
 from survey.models import (
+    MAX_RETENTION_DAYS,
     AuditEntry,
     DesignFrozen,
     Invite,
@@ -404,6 +405,15 @@ class SurveySerializer(serializers.Serializer):
         min_value=1,
         help_text="The survey closes itself once this many people have answered.",
     )
+    retention_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_RETENTION_DAYS,
+        help_text="Delete the responses this many days after the survey closes (the "
+        "respondent page says so; null: kept until the survey is deleted). Once answers "
+        "exist it can only get shorter.",
+    )
     min_cell_count = serializers.IntegerField(
         min_value=1,
         max_value=1000,
@@ -447,6 +457,11 @@ class SurveySerializer(serializers.Serializer):
         request = self.context.get("request")
         url = survey.get_absolute_url()
         return request.build_absolute_uri(url) if request else url
+
+    def validate_retention_days(self, days: int | None) -> int | None:
+        if self.instance is not None and (error := self.instance.retention_error(days)):
+            raise ValidationError(error)
+        return days
 
     def validate_closes_at(self, closes_at):
         if closes_at is not None and closes_at <= timezone.now():

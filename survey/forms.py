@@ -127,17 +127,24 @@ class ClosingForm(forms.ModelForm):
 
     class Meta:
         model = Survey
-        fields = ["closes_at", "response_quota"]
-        labels = {"closes_at": "Close automatically at", "response_quota": "Response quota"}
+        fields = ["closes_at", "response_quota", "retention_days"]
+        labels = {
+            "closes_at": "Close automatically at",
+            "response_quota": "Response quota",
+            "retention_days": "Delete responses this many days after closing",
+        }
         help_texts = {
             "closes_at": "Server time (UTC). Leave empty to close by hand.",
             "response_quota": "Close once this many people have answered (empty: no limit).",
+            "retention_days": "Respondents are told. Empty: kept until you delete the "
+            "survey. Once answers exist it can only get shorter.",
         }
         widgets = {
             "closes_at": forms.DateTimeInput(
                 attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
             ),
             "response_quota": forms.NumberInput(attrs={"min": 1}),
+            "retention_days": forms.NumberInput(attrs={"min": 1}),
         }
 
     def clean_closes_at(self):
@@ -145,6 +152,12 @@ class ClosingForm(forms.ModelForm):
         if closes_at is not None and closes_at <= timezone.now():
             raise forms.ValidationError("Choose a time in the future (or leave it empty).")
         return closes_at
+
+    def clean_retention_days(self) -> int | None:
+        days = self.cleaned_data.get("retention_days")
+        if error := self.instance.retention_error(days):
+            raise forms.ValidationError(error)
+        return days
 
     def clean_response_quota(self) -> int | None:
         quota = self.cleaned_data.get("response_quota")
