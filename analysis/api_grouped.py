@@ -63,6 +63,12 @@ class BreakdownEstimateSerializer(serializers.Serializer):
     )
     mean_unbiased = serializers.FloatField(required=False, allow_null=True)
     contradicts_design = serializers.BooleanField(required=False)
+    population = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="N of the finite-population correction applied (a group: its share of "
+        "the survey's population size); null when none.",
+    )
 
 
 class BreakdownCategorySerializer(BreakdownEstimateSerializer):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.results import population_for
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
 from estimator.estimates import MEAN_METHODS
@@ -104,16 +105,21 @@ def _finite(value) -> float | None:
 
 
 def estimate_entry(
-    question: Question, reports: Mapping[int, int], level: float, method: str
+    question: Question,
+    reports: Mapping[int, int],
+    level: float,
+    method: str,
+    population: int | None = None,
 ) -> dict:
     """A randomized question's estimate from its reports (``{report: respondents}``), as
     the estimates endpoint gives it: yes/no keys for a binary question, one entry per
-    option for a choice one, the mean and its t interval for a number one."""
+    option for a choice one, the mean and its t interval for a number one; ``population``
+    (N) applies the finite-population correction."""
     if question.kind == Question.Kind.NUMBER:
-        return _number_entry(question, reports, level)
+        return _number_entry(question, reports, level, population) | {"population": population}
     counts = [reports.get(r, 0) for r in range(len(categories(question)))]
     if question.kind == Question.Kind.BINARY:
-        est = question.design.estimate(counts[1], sum(counts))
+        est = question.design.estimate(counts[1], sum(counts), population=population)
         low, high = est.ci(level, method) or (None, None)
         return {
             "n": est.n,
@@ -125,8 +131,9 @@ def estimate_entry(
             "ci_low": low,
             "ci_high": high,
             "contradicts_design": est.contradicts_design(level, method),
+            "population": population,
         }
-    est = question.design.estimate(counts)
+    est = question.design.estimate(counts, population=population)
     options = []
     for j, text in enumerate(question.options):
         line = est.options[j]
@@ -148,10 +155,13 @@ def estimate_entry(
         "n": est.n,
         "options": options,
         "contradicts_design": any(est.contradicts_design(level, method)) if est.n else False,
+        "population": population,
     }
 
 
-def _number_entry(question: Question, reports: Mapping[int, int], level: float) -> dict:
+def _number_entry(
+    question: Question, reports: Mapping[int, int], level: float, population: int | None
+) -> dict:
     """The mean of a number question's reports with its t interval, as on the results
     page: from (count, Σ report, Σ report²)."""
     stats = (
@@ -159,7 +169,7 @@ def _number_entry(question: Question, reports: Mapping[int, int], level: float) 
         sum(r * n for r, n in reports.items()),
         sum(r * r * n for r, n in reports.items()),
     )
-    est = question.design.estimate(stats)
+    est = question.design.estimate(stats, population=population)
     low, high = est.ci(level) or (None, None)
     return {
         "n": est.n,
@@ -339,11 +349,16 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     question = linked.question
     if question.kind == Question.Kind.NUMBER:
         method = MEAN_METHODS[0]
+    overall = linked.overall()
+    total = sum(overall.values())
+    survey = question.survey
     entries = []
     for category, text, reports in linked.cells(by):
         entry = {"category": category, "text": text, "suppressed": category in linked.hidden[by.id]}
         if not entry["suppressed"]:
-            entry.update(estimate_entry(question, reports, level, method))
+            # A group's population: its share of N, at the survey's sampling fraction.
+            population = population_for(survey, sum(reports.values()), total)
+            entry.update(estimate_entry(question, reports, level, method, population))
         entries.append(entry)
     result = {
         "survey": question.survey_id,
@@ -355,7 +370,7 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
         "min_cell_count": linked.min_cell_count,
         "level": level,
         "method": method,
-        "overall": estimate_entry(question, linked.overall(), level, method),
+        "overall": estimate_entry(question, overall, level, method, population_for(survey, total)),
         "categories": entries,
     }
     if question.kind == Question.Kind.NUMBER:

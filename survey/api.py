@@ -405,6 +405,13 @@ class SurveySerializer(serializers.Serializer):
         min_value=1,
         help_text="The survey closes itself once this many people have answered.",
     )
+    population_size = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=2,
+        help_text="How many people the respondents were drawn from (N): every interval "
+        "then applies the finite-population correction (null: a large population).",
+    )
     retention_days = serializers.IntegerField(
         required=False,
         allow_null=True,
@@ -849,11 +856,11 @@ class SurveyViewSet(
     @extend_schema(responses={200: AuditEntrySerializer(many=True), 404: NOT_FOUND})
     @action(detail=True, methods=["get"])
     def audit(self, request, pk=None) -> Response:
-        """The survey's audit log (owner only), newest first: every export, analysis run,
-        sharing change, design or wording edit and threshold change, with who and the
-        hour."""
-        entries = self.get_object().audit_entries.all()
-        return Response(AuditEntrySerializer(entries, many=True).data)
+        """The survey's audit log (owner only), newest first, in pages like the survey
+        list: every export, analysis run, sharing change, design or wording edit and
+        threshold change, with who and the hour."""
+        page = self.paginate_queryset(self.get_object().audit_entries.all())
+        return self.get_paginated_response(AuditEntrySerializer(page, many=True).data)
 
     @extend_schema(
         methods=["GET"], request=None, responses={200: InviteCountsSerializer, 404: NOT_FOUND}

@@ -114,8 +114,17 @@ class SurveyForm(forms.ModelForm):
 
     class Meta:
         model = Survey
-        fields = ["title", "description", "mode", "language", "requires_invite"]
-        labels = {"requires_invite": "Require a one-time invite to answer"}
+        fields = ["title", "description", "mode", "language", "requires_invite", "population_size"]
+        labels = {
+            "requires_invite": "Require a one-time invite to answer",
+            "population_size": "Population size (N)",
+        }
+        help_texts = {
+            "population_size": "How many people your respondents are drawn from, if known "
+            "(e.g. the 240 students of a course): intervals then shrink by the "
+            "finite-population correction. Empty: a large population."
+        }
+        widgets = {"population_size": forms.NumberInput(attrs={"min": 2})}
 
     def clean_language(self) -> str:
         """Left out of a post (older pages, scripts): the language stays as it was."""

@@ -199,6 +199,12 @@ class Survey(models.Model):
         blank=True,
         validators=[MinValueValidator(1), MaxValueValidator(MAX_RETENTION_DAYS)],
     )
+    # How many people the respondents were drawn from (N), when known: every interval
+    # then applies the finite-population correction (only the sampling part of the
+    # variance shrinks; the coins' and the noise's stay).
+    population_size = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(2)]
+    )
     # When it last closed (cleared when it opens again), and when purge_responses deleted
     # its responses after that closing.
     closed_at = models.DateTimeField(null=True, blank=True, editable=False)

@@ -181,7 +181,7 @@ def test_api_edits_and_threshold_changes_are_logged(api, make_survey):
 
 def test_only_the_owner_reads_the_log_to_the_hour(study, owner, colleague, client):
     client_for(colleague).get(f"/api/surveys/{study.id}/export.csv")
-    (entry,) = client_for(owner).get(f"/api/surveys/{study.id}/audit/").json()
+    (entry,) = client_for(owner).get(f"/api/surveys/{study.id}/audit/").json()["results"]
     assert (entry["user"], entry["action"], entry["detail"]) == (
         "colleague",
         "export",
