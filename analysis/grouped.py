@@ -28,6 +28,7 @@ from estimator.regression import design_matrix, fit
 from responses.counts import SurveyCounts, survey_counts
 from survey.codebook import question_columns
 from survey.models import Question, Survey
+from survey.spreadsheets import number_cell, text_cell
 
 RANDOMIZED_CATEGORICAL = (Question.Kind.BINARY, Question.Kind.CHOICE)
 DIRECT_CATEGORICAL = (Question.Kind.BINARY, Question.Kind.CHOICE)
@@ -652,7 +653,10 @@ def breakdowns_csv(
         for cell in result["categories"]:
             entry = None if cell["suppressed"] else cell
             rows.extend(_csv_rows(question, by, cell["category"], cell["text"], entry))
-        writer.writerows(
-            {key: "" if value is None else value for key, value in row.items()} for row in rows
-        )
+        writer.writerows({key: _cell(value) for key, value in row.items()} for row in rows)
     return out.getvalue()
+
+
+def _cell(value) -> str | int:
+    """Numbers to the codebook's 12 significant digits, text safe for spreadsheets."""
+    return text_cell(value) if isinstance(value, str) else number_cell(value)
