@@ -71,7 +71,8 @@ def test_a_json_file_and_true_rate_for_the_yes_no_questions_left(mixed, tmp_path
         ([], "q1 (“Cheated?”, binary) needs a truth: --truth q1=0.3"),
         (
             ["--true-rate", "0.3"],
-            "q2 (“How often?”, choice) needs a truth: --truth q2=0.33,0.33,0.33 (one probability per option: never, once, often)",
+            "q2 (“How often?”, choice) needs a truth: --truth q2=0.33,0.33,0.33 "
+            "(one probability per option: never, once, often)",
         ),
         (
             ["--true-rate", "0.3", "--truth", "q2=0.5,0.5", "--truth", "q3=uniform"],
