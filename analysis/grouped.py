@@ -61,17 +61,23 @@ def _question(survey: Survey, field: str, raw) -> Question:
     return question
 
 
+def named(question: Question) -> str:
+    """A question as the researcher knows it: its column (q4: the fourth question, as in
+    the builder and the exports) and its text, not its database id."""
+    return f"q{question.position + 1} (“{question.text}”)"
+
+
 def _randomized(survey: Survey, field: str, raw, kinds: tuple[str, ...]) -> Question:
     question = _question(survey, field, raw)
     if not question.design.randomized:
         raise AnalysisError(
             field,
-            f"question {question.id} is asked directly: {field} must be a randomized question",
+            f"{named(question)} is asked directly: {field} must be a randomized question",
         )
     if question.kind not in kinds:
         raise AnalysisError(
             field,
-            f"question {question.id} is a {question.kind} question; {field} must be "
+            f"{named(question)} is a {question.kind} question; {field} must be "
             f"a randomized {' or '.join(kinds)} question",
         )
     return question
@@ -82,13 +88,13 @@ def _direct(survey: Survey, field: str, raw, kinds: tuple[str, ...]) -> Question
     if question.design.randomized:
         raise AnalysisError(
             field,
-            f"question {question.id} is randomized: {field} must be a directly asked "
+            f"{named(question)} is randomized: {field} must be a directly asked "
             f"({' or '.join(kinds)}) question",
         )
     if question.kind not in kinds:
         raise AnalysisError(
             field,
-            f"question {question.id} is a {question.kind} question; {field} must be "
+            f"{named(question)} is a {question.kind} question; {field} must be "
             f"a directly asked {' or '.join(kinds)} question",
         )
     return question
@@ -463,7 +469,7 @@ def _refuse_hidden_groups(
             )
             raise AnalysisError(
                 "covariates",
-                f"question {question.id} (“{question.text}”) has groups hidden in the "
+                f"{named(question)} has groups hidden in the "
                 f"breakdowns of this outcome ({groups}: fewer than "
                 f"{survey.min_cell_count} respondents in them or in another group); a "
                 "model on it would show them: leave it out or wait for more respondents",

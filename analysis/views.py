@@ -220,6 +220,12 @@ def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     )
 
 
+def option_term(result: dict | None) -> str | None:
+    """A dummy-coded term of this model (``q1[Law]``), to explain such terms with."""
+    terms = [c["term"] for c in result["coefficients"]] if result else []
+    return next((term for term in terms if "[" in term), None)
+
+
 def _table(result: dict) -> list[tuple[str, list[dict]]]:
     """The cells as rows of the first question's options."""
     width = len(result["b_options"])
@@ -271,5 +277,6 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
             "chart": chart,
             "errors": errors,
             "level": level,
+            "option_term": option_term(result),
         },
     )
