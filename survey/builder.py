@@ -418,8 +418,12 @@ def preview_context(
 
 
 def unbound_data(form: QuestionForm) -> dict:
-    """What an unbound form shows, as if it were posted."""
-    return {form.add_prefix(k): v for k, v in form.initial.items() if v not in (None, False)}
+    """What an unbound form shows, as if it were posted: its fields' initial values too
+    (the kind and preset a new question starts with), so its preview is the design
+    shown, not an error before anything is typed."""
+    values = {name: form[name].value() for name in form.fields}
+    values |= {"kind": form.kind_value, "preset": form.preset_value}
+    return {form.add_prefix(k): v for k, v in values.items() if v not in (None, False, "")}
 
 
 @login_required
