@@ -212,7 +212,9 @@ def test_the_model_page_speaks_of_this_surveys_questions_and_options(client, own
     url = f"/surveys/{study.id}/results/model/"
     by_age = client.get(url, {"outcome": q["cheat"], "covariates": [q["age"]]}).content.decode()
     assert "q1[" not in by_age and "A term such as" not in by_age
-    by_faculty = client.get(url, {"outcome": q["cheat"], "covariates": [q["faculty"]]}).content.decode()
+    by_faculty = client.get(
+        url, {"outcome": q["cheat"], "covariates": [q["faculty"]]}
+    ).content.decode()
     assert "A term such as q1[Law] compares" in by_faculty
     response = post(owner, study, {"outcome": q["faculty"], "covariates": [q["age"]]})
     assert response.json()["outcome"] == [
