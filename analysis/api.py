@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from analysis.exports import estimates_csv
 from analysis.results import METHOD_NAMES, parse_estimate_options, survey_results
 from survey.api import CSV_RESPONSE, CSVRenderer, csv_download
-from survey.models import Role
+from survey.models import AuditEntry, Role
 from survey.permissions import survey_for
 
 
@@ -40,6 +40,11 @@ class EntryBase(serializers.Serializer):
     level = serializers.FloatField()
     method = serializers.CharField(help_text="The interval method used (t for a mean).")
     epsilon = _number("The question's ε; null when it has no privacy (ε = ∞, e.g. direct).")
+    population = serializers.IntegerField(
+        allow_null=True,
+        help_text="The population N whose finite-population correction the standard error "
+        "and interval apply; null without one (or when more than N answered).",
+    )
     direct = serializers.BooleanField(
         required=False, help_text="Present (true) when the question is asked directly."
     )
@@ -112,6 +117,9 @@ class SurveyEstimates(serializers.Serializer):
     n_simulated = serializers.IntegerField()
     epsilon_total = _number("Σ ε over the randomized questions; null when ∞.")
     n_direct = serializers.IntegerField(help_text="Questions asked directly, left out of ε.")
+    population_size = serializers.IntegerField(
+        allow_null=True, help_text="The survey's population size N, when set."
+    )
     level = serializers.FloatField()
     method = serializers.CharField()
     questions = ESTIMATE_ENTRY
@@ -164,4 +172,5 @@ def estimates_csv_endpoint(request: Request, survey_id: int) -> HttpResponse:
     if errors:
         raise ValidationError({"detail": errors})
     text = estimates_csv(survey_results(survey, level, method))
+    AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "estimates (CSV)")
     return csv_download(text, f"survey-{survey.id}-estimates.csv")

@@ -15,6 +15,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from analysis.audit import record_analysis
 from analysis.grouped import (
     AnalysisError,
     breakdown,
@@ -26,7 +27,7 @@ from analysis.grouped import (
 from analysis.results import parse_estimate_options
 from estimator.randomized_response import CI_METHODS
 from survey.api import CSV_RESPONSE, CSVRenderer, csv_download
-from survey.models import Role
+from survey.models import AuditEntry, Role
 from survey.permissions import survey_for
 
 
@@ -63,6 +64,12 @@ class BreakdownEstimateSerializer(serializers.Serializer):
     )
     mean_unbiased = serializers.FloatField(required=False, allow_null=True)
     contradicts_design = serializers.BooleanField(required=False)
+    population = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="N of the finite-population correction applied (a group: its share of "
+        "the survey's population size); null when none.",
+    )
 
 
 class BreakdownCategorySerializer(BreakdownEstimateSerializer):
@@ -218,11 +225,14 @@ def _options(params) -> tuple[float, str]:
     return level, method
 
 
-def _answer(analysis, *args) -> Response:
+def _answer(request: Request, analysis, survey, *args) -> Response:
+    """The analysis's result, its run written in the survey's audit log; or a 400."""
     try:
-        return Response(analysis(*args))
+        result = analysis(survey, *args)
     except AnalysisError as error:
         raise ValidationError({error.field: [error.message]}) from None
+    record_analysis(survey, request.user, result)
+    return Response(result)
 
 
 @extend_schema(
@@ -247,7 +257,9 @@ def breakdown_endpoint(request: Request, survey_id: int) -> Response:
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, method = _options(request.query_params)
     params = request.query_params
-    return _answer(breakdown, survey, params.get("question"), params.get("by"), level, method)
+    return _answer(
+        request, breakdown, survey, params.get("question"), params.get("by"), level, method
+    )
 
 
 @extend_schema(
@@ -265,7 +277,12 @@ def crosstab_endpoint(request: Request, survey_id: int) -> Response:
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, _ = _options(request.query_params)
     return _answer(
-        crosstab_of, survey, request.query_params.get("a"), request.query_params.get("b"), level
+        request,
+        crosstab_of,
+        survey,
+        request.query_params.get("a"),
+        request.query_params.get("b"),
+        level,
     )
 
 
@@ -310,7 +327,7 @@ def regression_endpoint(request: Request, survey_id: int) -> Response:
     if not isinstance(body, dict):
         raise ValidationError({"detail": ["send a JSON object with outcome and covariates"]})
     level, _ = _options({"level": str(body["level"])} if "level" in body else {})
-    return _answer(regression, survey, body.get("outcome"), body.get("covariates"), level)
+    return _answer(request, regression, survey, body.get("outcome"), body.get("covariates"), level)
 
 
 @extend_schema(
@@ -325,4 +342,6 @@ def breakdowns_csv_endpoint(request: Request, survey_id: int):
     API."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, method = _options(request.query_params)
-    return csv_download(breakdowns_csv(survey, level, method), f"survey-{survey.id}-breakdowns.csv")
+    text = breakdowns_csv(survey, level, method)
+    AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "breakdowns (CSV)")
+    return csv_download(text, f"survey-{survey.id}-breakdowns.csv")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.results import population_for
 from estimator.compare import compare as compare_groups
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
@@ -59,17 +60,23 @@ def _question(survey: Survey, field: str, raw) -> Question:
     return question
 
 
+def named(question: Question) -> str:
+    """A question as the researcher knows it: its column (q4: the fourth question, as in
+    the builder and the exports) and its text, not its database id."""
+    return f"q{question.position + 1} (“{question.text}”)"
+
+
 def _randomized(survey: Survey, field: str, raw, kinds: tuple[str, ...]) -> Question:
     question = _question(survey, field, raw)
     if not question.design.randomized:
         raise AnalysisError(
             field,
-            f"question {question.id} is asked directly: {field} must be a randomized question",
+            f"{named(question)} is asked directly: {field} must be a randomized question",
         )
     if question.kind not in kinds:
         raise AnalysisError(
             field,
-            f"question {question.id} is a {question.kind} question; {field} must be "
+            f"{named(question)} is a {question.kind} question; {field} must be "
             f"a randomized {' or '.join(kinds)} question",
         )
     return question
@@ -80,13 +87,13 @@ def _direct(survey: Survey, field: str, raw, kinds: tuple[str, ...]) -> Question
     if question.design.randomized:
         raise AnalysisError(
             field,
-            f"question {question.id} is randomized: {field} must be a directly asked "
+            f"{named(question)} is randomized: {field} must be a directly asked "
             f"({' or '.join(kinds)}) question",
         )
     if question.kind not in kinds:
         raise AnalysisError(
             field,
-            f"question {question.id} is a {question.kind} question; {field} must be "
+            f"{named(question)} is a {question.kind} question; {field} must be "
             f"a directly asked {' or '.join(kinds)} question",
         )
     return question
@@ -104,16 +111,21 @@ def _finite(value) -> float | None:
 
 
 def estimate_entry(
-    question: Question, reports: Mapping[int, int], level: float, method: str
+    question: Question,
+    reports: Mapping[int, int],
+    level: float,
+    method: str,
+    population: int | None = None,
 ) -> dict:
     """A randomized question's estimate from its reports (``{report: respondents}``), as
     the estimates endpoint gives it: yes/no keys for a binary question, one entry per
-    option for a choice one, the mean and its t interval for a number one."""
+    option for a choice one, the mean and its t interval for a number one; ``population``
+    (N) applies the finite-population correction."""
     if question.kind == Question.Kind.NUMBER:
-        return _number_entry(question, reports, level)
+        return _number_entry(question, reports, level, population) | {"population": population}
     counts = [reports.get(r, 0) for r in range(len(categories(question)))]
     if question.kind == Question.Kind.BINARY:
-        est = question.design.estimate(counts[1], sum(counts))
+        est = question.design.estimate(counts[1], sum(counts), population=population)
         low, high = est.ci(level, method) or (None, None)
         return {
             "n": est.n,
@@ -125,8 +137,9 @@ def estimate_entry(
             "ci_low": low,
             "ci_high": high,
             "contradicts_design": est.contradicts_design(level, method),
+            "population": population,
         }
-    est = question.design.estimate(counts)
+    est = question.design.estimate(counts, population=population)
     options = []
     for j, text in enumerate(question.options):
         line = est.options[j]
@@ -148,10 +161,13 @@ def estimate_entry(
         "n": est.n,
         "options": options,
         "contradicts_design": any(est.contradicts_design(level, method)) if est.n else False,
+        "population": population,
     }
 
 
-def _number_entry(question: Question, reports: Mapping[int, int], level: float) -> dict:
+def _number_entry(
+    question: Question, reports: Mapping[int, int], level: float, population: int | None
+) -> dict:
     """The mean of a number question's reports with its t interval, as on the results
     page: from (count, Σ report, Σ report²)."""
     stats = (
@@ -159,7 +175,7 @@ def _number_entry(question: Question, reports: Mapping[int, int], level: float) 
         sum(r * n for r, n in reports.items()),
         sum(r * r * n for r, n in reports.items()),
     )
-    est = question.design.estimate(stats)
+    est = question.design.estimate(stats, population=population)
     low, high = est.ci(level) or (None, None)
     return {
         "n": est.n,
@@ -339,11 +355,16 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     question = linked.question
     if question.kind == Question.Kind.NUMBER:
         method = MEAN_METHODS[0]
+    overall = linked.overall()
+    total = sum(overall.values())
+    survey = question.survey
     entries = []
     for category, text, reports in linked.cells(by):
         entry = {"category": category, "text": text, "suppressed": category in linked.hidden[by.id]}
         if not entry["suppressed"]:
-            entry.update(estimate_entry(question, reports, level, method))
+            # A group's population: its share of N, at the survey's sampling fraction.
+            population = population_for(survey, sum(reports.values()), total)
+            entry.update(estimate_entry(question, reports, level, method, population))
         entries.append(entry)
     result = {
         "survey": question.survey_id,
@@ -355,7 +376,7 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
         "min_cell_count": linked.min_cell_count,
         "level": level,
         "method": method,
-        "overall": estimate_entry(question, linked.overall(), level, method),
+        "overall": estimate_entry(question, overall, level, method, population_for(survey, total)),
         "categories": entries,
     }
     if question.kind == Question.Kind.NUMBER:
@@ -521,7 +542,7 @@ def _refuse_hidden_groups(
             )
             raise AnalysisError(
                 "covariates",
-                f"question {question.id} (“{question.text}”) has groups hidden in the "
+                f"{named(question)} has groups hidden in the "
                 f"breakdowns of this outcome ({groups}: fewer than "
                 f"{survey.min_cell_count} respondents in them or in another group); a "
                 "model on it would show them: leave it out or wait for more respondents",

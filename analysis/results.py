@@ -126,6 +126,7 @@ class QuestionResult:
             "level": self.level,
             "method": self.interval_method,
             "epsilon": json_epsilon(est.design.epsilon),
+            "population": est.population if hasattr(est, "population") else None,
         }
         return entry | ({"direct": True} if self.direct else {})
 
@@ -196,10 +197,24 @@ class SurveyResults:
             "n_simulated": self.n_simulated,
             "epsilon_total": json_epsilon(self.epsilon_total),
             "n_direct": self.n_direct,
+            "population_size": self.survey.population_size,
             "level": self.level,
             "method": self.method,
             "questions": [r.as_dict() for r in self.questions],
         }
+
+
+def population_for(survey: Survey, n: int, of_n: int | None = None) -> int | None:
+    """The population N the finite-population correction uses for ``n`` reports: the
+    survey's ``population_size``, or for a group of ``n`` out of ``of_n`` reports its
+    share of it (the same sampling fraction); None when unknown or smaller than ``n``
+    (then the intervals say so: see ``population`` in each entry)."""
+    size = survey.population_size
+    if size is None or not n:
+        return None
+    if of_n:
+        size = round(size * n / of_n)
+    return size if size >= n else None
 
 
 def parse_estimate_options(params: Mapping[str, str]) -> tuple[float, str, list[str]]:
@@ -244,6 +259,7 @@ def survey_results(
     results = []
     for question in questions:
         tally = counts.tally(question.id)
-        estimate = question.design.estimate_from_tally(tally.counts, tally.stats)
+        population = population_for(survey, tally.stats.count)
+        estimate = question.design.estimate_from_tally(tally.counts, tally.stats, population)
         results.append(QuestionResult(question, estimate, level, method, tally.simulated, tally))
     return SurveyResults(survey, results, level, method)

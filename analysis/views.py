@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from analysis.audit import record_analysis
 from analysis.charts import (
     IntervalRow,
     bounds_scale,
@@ -115,6 +116,7 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     if all(picked):
         try:
             result = breakdown(survey, picked[0].id, picked[1].id, level, method)
+            record_analysis(survey, request.user, result)
         except AnalysisError as error:
             errors.append(error.message)
     if result and result["kind"] == Question.Kind.BINARY and "a" in request.GET:
@@ -203,6 +205,7 @@ def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     if a and b and a != b:
         try:
             result = crosstab_of(survey, a.id, b.id, level)
+            record_analysis(survey, request.user, result)
         except AnalysisError as error:
             errors.append(error.message)
     if result:
@@ -233,6 +236,12 @@ def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     )
 
 
+def option_term(result: dict | None) -> str | None:
+    """A dummy-coded term of this model (``q1[Law]``), to explain such terms with."""
+    terms = [c["term"] for c in result["coefficients"]] if result else []
+    return next((term for term in terms if "[" in term), None)
+
+
 def _table(result: dict) -> list[tuple[str, list[dict]]]:
     """The cells as rows of the first question's options."""
     width = len(result["b_options"])
@@ -258,6 +267,7 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     if outcome and chosen:
         try:
             result = regression(survey, outcome.id, [q.id for q in chosen], level)
+            record_analysis(survey, request.user, result)
         except AnalysisError as error:
             errors.append(error.message)
     if result:
@@ -283,5 +293,6 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
             "chart": chart,
             "errors": errors,
             "level": level,
+            "option_term": option_term(result),
         },
     )

@@ -159,10 +159,14 @@ class Design:
     def tally_key(self, report: int) -> int:
         return int(report)
 
-    def estimate_from_tally(self, counts: Mapping[int, int], stats: NumberStats) -> Any:
+    def estimate_from_tally(
+        self, counts: Mapping[int, int], stats: NumberStats, population: int | None = None
+    ) -> Any:
         """The estimate from what the tallies keep: reports counted per tally key, and
-        their count, sum and sum of squares. Designs with a few outputs read the counts."""
-        return self.estimate([int(counts.get(v, 0)) for v in self.output_values])
+        their count, sum and sum of squares. Designs with a few outputs read the counts.
+        ``population`` (N) applies the finite-population correction."""
+        vector = [int(counts.get(v, 0)) for v in self.output_values]
+        return self.estimate(vector, population=population)
 
     def posterior(self, prior: Sequence[float], report: Any) -> np.ndarray:
         """An adversary's belief over the true values after seeing ``report``, from a
@@ -766,8 +770,10 @@ class NumberDesign(Design):
             for key in range(count + 2)
         ]
 
-    def estimate_from_tally(self, counts: Mapping[int, int], stats: NumberStats) -> NumberEstimate:
-        return self.estimate(stats)
+    def estimate_from_tally(
+        self, counts: Mapping[int, int], stats: NumberStats, population: int | None = None
+    ) -> NumberEstimate:
+        return self.estimate(stats, population=population)
 
     def output_description(self) -> dict:
         return {
@@ -807,9 +813,15 @@ class NumberDesign(Design):
         clipped = np.clip(np.asarray(true_values, dtype=np.int64), self.lower, self.upper)
         return clipped + self.noise(clipped.shape, rng)
 
-    def estimate(self, stats: NumberStats | Sequence[Any] | Mapping[str, Any]) -> NumberEstimate:
-        """Estimate the mean from (count, sum, sum of squares) of the reports."""
-        return NumberEstimate(self, NumberStats.of(stats))
+    def estimate(
+        self,
+        stats: NumberStats | Sequence[Any] | Mapping[str, Any],
+        *,
+        population: int | None = None,
+    ) -> NumberEstimate:
+        """Estimate the mean from (count, sum, sum of squares) of the reports;
+        ``population`` (N) applies the finite-population correction."""
+        return NumberEstimate(self, NumberStats.of(stats), population)
 
     def sample_size(
         self, half_width: float, level: float = DEFAULT_LEVEL, sd: float | None = None

@@ -230,15 +230,24 @@ class ChoiceEstimate:
 
     @property
     def covariance(self) -> np.ndarray | None:
-        """Estimated covariance of P⁻¹λ̂: (diag λ̂ − λ̂λ̂ᵀ)/(n t²)."""
+        """Estimated covariance of P⁻¹λ̂: (diag λ̂ − λ̂λ̂ᵀ)/(n t²); from a population of N,
+        less the sampling part's share (n − 1)/(N − 1)·(diag π − ππᵀ)/n (the coins' part
+        stays), its diagonal the options' own corrected variances (:attr:`std_errors`)."""
         lam = self.report_rates
         if lam is None:
             return None
-        return (np.diag(lam) - np.outer(lam, lam)) / (self.n * self.design.t**2)
+        full = (np.diag(lam) - np.outer(lam, lam)) / (self.n * self.design.t**2)
+        if self.population is None:
+            return full
+        share = (self.n - 1) / (self.population - 1) if self.population > 1 else 1.0
+        pi = np.array([option.estimate for option in self.options])
+        covariance = full - share * (np.diag(pi) - np.outer(pi, pi)) / self.n
+        np.fill_diagonal(covariance, np.diag(full) * self._fpcs())
+        return covariance
 
     @property
     def std_errors(self) -> np.ndarray | None:
-        return None if self.n == 0 else np.sqrt(np.diag(self.covariance) * self._fpcs())
+        return None if self.n == 0 else np.sqrt(np.diag(self.covariance))
 
     def _fpcs(self) -> np.ndarray:
         return np.array([option.fpc for option in self.options])
@@ -373,6 +382,10 @@ class NumberEstimate:
 
     design: NumberDesign
     stats: NumberStats
+    population: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "population", _check_population(self.population, self.n))
 
     def __repr__(self) -> str:
         if not self.n:
@@ -414,8 +427,15 @@ class NumberEstimate:
 
     @property
     def std_error(self) -> float | None:
+        """sqrt(s²/n); from a population of N only the true values' part of s² shrinks,
+        by (N − n)/(N − 1), not the noise's."""
         var = self.sample_variance
-        return None if var is None else math.sqrt(var / self.n)
+        if var is None:
+            return None
+        if self.population is not None:
+            fpc = (self.population - self.n) / (self.population - 1) if self.population > 1 else 0
+            var -= (1 - fpc) * self.true_value_variance
+        return math.sqrt(var / self.n)
 
     @property
     def noise_variance(self) -> float:

@@ -33,26 +33,52 @@ def response_counts(survey: Survey) -> Counter[tuple[int, str]]:
     return counts
 
 
-def response_rows(survey: Survey) -> Iterator[list]:
-    """The header, then one row per real (not simulated) submission: its round and its
-    report to each question, empty for a skip or a question it did not answer.
+class Skipped:
+    """A report of "prefer not to answer": empty in the CSV like an unasked question, but
+    told apart (and labelled) in the SPSS and Stata files."""
+
+    def __repr__(self) -> str:
+        return "SKIPPED"
+
+
+SKIPPED = Skipped()
+
+
+def report_rows(survey: Survey) -> Iterator[list]:
+    """One row per real (not simulated) submission: its round and its report to each
+    question in column order, :data:`SKIPPED` for a skip, ``None`` for a question it did
+    not answer.
 
     Sealed submissions exist only as counts of identical answers, so the rows come
     sorted by round and answers: their order says nothing about anyone's arrival.
     """
     columns = question_columns(survey)
-    yield ["round", *(name for name, _ in columns)]
-    counts = response_counts(survey)
     rows = []
-    for (round_, key), n in counts.items():
+    for (round_, key), n in response_counts(survey).items():
         values = parse_key(key)
-        row = [round_, *(values.get(q.id) for _, q in columns)]
+        row = [round_, *(_report(values, q.id) for _, q in columns)]
         rows.append((row, n))
-    rows.sort(key=lambda item: [(v is None, v or 0) for v in item[0]])
+    rows.sort(
+        key=lambda item: [(not isinstance(v, int), v if isinstance(v, int) else 0) for v in item[0]]
+    )
     for row, n in rows:
-        shown = ["" if v is None else v for v in row]
         for _ in range(n):
-            yield shown
+            yield row
+
+
+def _report(values: dict[int, int | None], question_id: int) -> int | Skipped | None:
+    if question_id not in values:
+        return None
+    value = values[question_id]
+    return SKIPPED if value is None else value
+
+
+def response_rows(survey: Survey) -> Iterator[list]:
+    """The header, then one row per real submission: its round and its report to each
+    question, empty for a skip or a question it did not answer."""
+    yield ["round", *(name for name, _ in question_columns(survey))]
+    for row in report_rows(survey):
+        yield [v if isinstance(v, int) else "" for v in row]
 
 
 def responses_csv(survey: Survey) -> str:

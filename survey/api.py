@@ -36,6 +36,7 @@ from estimator.disclosure import DEFAULT_MIN_CELL
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from responses.exports import responses_csv
 from responses.imports import ImportRejected, ImportTooLarge, import_responses, spool
+from responses.statfiles import responses_dta, responses_sav
 from survey.api_teams import (
     CollaboratorViewSet,
     TransferRequestSerializer,
@@ -46,8 +47,10 @@ from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
 from survey.models import (
+    MAX_RETENTION_DAYS,
     MIN_CELL_FLOOR,
     SKIPS_FROZEN,
+    AuditEntry,
     DesignFrozen,
     Invite,
     Question,
@@ -74,6 +77,32 @@ class CSVRenderer(BaseRenderer):
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         return data if isinstance(data, str | bytes) else json.dumps(data)
+
+
+class FileRenderer(BaseRenderer):
+    """Lets clients ask for a statistics file's media type; the views build the bytes,
+    so this only renders error dictionaries (as JSON text)."""
+
+    charset = None
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data if isinstance(data, bytes) else json.dumps(data).encode()
+
+
+class SPSSRenderer(FileRenderer):
+    media_type = "application/x-spss-sav"
+    format = "sav"
+
+
+class StataRenderer(FileRenderer):
+    media_type = "application/x-stata-dta"
+    format = "dta"
+
+
+def file_download(content: bytes, media_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=media_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 class CSVParser(BaseParser):
@@ -421,6 +450,22 @@ class SurveySerializer(serializers.Serializer):
         min_value=1,
         help_text="The survey closes itself once this many people have answered.",
     )
+    population_size = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=2,
+        help_text="How many people the respondents were drawn from (N): every interval "
+        "then applies the finite-population correction (null: a large population).",
+    )
+    retention_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_RETENTION_DAYS,
+        help_text="Delete the responses this many days after the survey closes (the "
+        "respondent page says so; null: kept until the survey is deleted). Once answers "
+        "exist it can only get shorter.",
+    )
     min_cell_count = serializers.IntegerField(
         min_value=MIN_CELL_FLOOR,
         max_value=1000,
@@ -471,6 +516,11 @@ class SurveySerializer(serializers.Serializer):
             raise ValidationError(refusal)
         return k
 
+    def validate_retention_days(self, days: int | None) -> int | None:
+        if self.instance is not None and (error := self.instance.retention_error(days)):
+            raise ValidationError(error)
+        return days
+
     def validate_closes_at(self, closes_at):
         if closes_at is not None and closes_at <= timezone.now():
             raise ValidationError("Choose a time in the future (or null).")
@@ -515,6 +565,7 @@ class SurveySerializer(serializers.Serializer):
                 raise Conflict({"allow_skip": [SKIPS_FROZEN]}) from None
             if questions is not None:
                 save_questions(survey, questions)
+        audit_update(survey, self.context["request"].user, validated_data, questions)
         for name, value in validated_data.items():
             setattr(survey, name, value)
         survey.save(update_fields=[*validated_data] or None)
@@ -573,6 +624,24 @@ def _condition_at(questions: list[dict], i: int) -> dict:
     return {"position": target, "in": sorted(set(condition["in"]))}
 
 
+def audit_update(survey: Survey, user, changes: dict, questions: list | None) -> None:
+    """The audit entries of a PATCH, before its changes are applied to ``survey``."""
+    if questions is not None:
+        AuditEntry.record(
+            survey,
+            user,
+            AuditEntry.Action.DESIGN,
+            f"questions set through the API ({len(questions)})",
+        )
+    if "min_cell_count" in changes and changes["min_cell_count"] != survey.min_cell_count:
+        detail = f"small-cell threshold {survey.min_cell_count} → {changes['min_cell_count']}"
+        AuditEntry.record(survey, user, AuditEntry.Action.THRESHOLD, detail)
+    if edited := [
+        f for f in ("title", "description") if f in changes and changes[f] != getattr(survey, f)
+    ]:
+        AuditEntry.record(survey, user, AuditEntry.Action.WORDING, f"{' and '.join(edited)} edited")
+
+
 def save_questions(survey: Survey, questions: list[dict]) -> None:
     """Make the survey's questions exactly ``questions``, in order: items with an ``id``
     update that question, the others are created, questions left out are deleted.
@@ -606,6 +675,14 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
         survey.questions.filter(id=ids[position]).update(show_if=condition)
     if hasattr(survey, "_prefetched_objects_cache"):
         survey._prefetched_objects_cache.clear()
+
+
+class AuditEntrySerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="username", help_text="The account, by name.")
+
+    class Meta:
+        model = AuditEntry
+        fields = ["hour", "user", "action", "detail"]
 
 
 class ResponseMatrixSerializer(serializers.Serializer):
@@ -761,6 +838,8 @@ class SurveyViewSet(
         new_owner = find_account_or_400(request.data)
         try:
             survey.transfer_to(new_owner)
+            detail = f"ownership transferred to {new_owner.get_username()}"
+            AuditEntry.record(survey, request.user, AuditEntry.Action.SHARING, detail)
         except SharingRefused as refused:
             raise ValidationError({"user": [str(refused)]}) from None
         survey.role = Role.EDITOR.value
@@ -798,7 +877,43 @@ class SurveyViewSet(
         (``q1`` … ``qk``): 0/1 for binary, the option index for choice, a whole number for
         number questions, empty when unanswered; simulated answers excluded."""
         survey = self.get_object()
+        AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "responses (CSV)")
         return csv_download(responses_csv(survey), f"survey-{survey.id}-responses.csv")
+
+    @extend_schema(responses={(200, SPSSRenderer.media_type): OpenApiTypes.BINARY, 404: NOT_FOUND})
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="export.sav",
+        url_name="export-sav",
+        renderer_classes=[JSONRenderer, SPSSRenderer],
+    )
+    def export_sav(self, request, pk=None) -> HttpResponse:
+        """The responses of export.csv as an SPSS file: question texts as variable labels,
+        options and yes/no as value labels, a skip as a user-missing code labelled
+        "skipped", each design in the file's notes."""
+        survey = self.get_object()
+        AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "responses (SPSS .sav)")
+        return file_download(
+            responses_sav(survey), SPSSRenderer.media_type, f"survey-{survey.id}-responses.sav"
+        )
+
+    @extend_schema(responses={(200, StataRenderer.media_type): OpenApiTypes.BINARY, 404: NOT_FOUND})
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="export.dta",
+        url_name="export-dta",
+        renderer_classes=[JSONRenderer, StataRenderer],
+    )
+    def export_dta(self, request, pk=None) -> HttpResponse:
+        """The responses of export.csv as a Stata 15 data set: the design and question
+        text as variable labels, options and yes/no as value labels, a skip as ``.a``."""
+        survey = self.get_object()
+        AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "responses (Stata .dta)")
+        return file_download(
+            responses_dta(survey), StataRenderer.media_type, f"survey-{survey.id}-responses.dta"
+        )
 
     @extend_schema(responses={200: CodebookSerializer, 404: NOT_FOUND})
     @action(detail=True, methods=["get"], url_path="codebook.json", url_name="codebook")
@@ -807,7 +922,9 @@ class SurveyViewSet(
         ∞), whether it is asked directly, the response matrix (binary and choice) or bounds,
         ε and α (numbers), and how to re-analyse it. POSTed to /api/surveys/ it recreates
         the survey's questions, ready for an import of the export."""
-        response = Response(codebook(self.get_object()))
+        survey = self.get_object()
+        AuditEntry.record(survey, request.user, AuditEntry.Action.EXPORT, "codebook (JSON)")
+        response = Response(codebook(survey))
         response["Content-Disposition"] = f'inline; filename="survey-{pk}-codebook.json"'
         return response
 
@@ -851,6 +968,15 @@ class SurveyViewSet(
         except ImportTooLarge as error:
             raise PayloadTooLarge(str(error)) from None
         return Response({"imported": imported}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: AuditEntrySerializer(many=True), 404: NOT_FOUND})
+    @action(detail=True, methods=["get"])
+    def audit(self, request, pk=None) -> Response:
+        """The survey's audit log (owner only), newest first, in pages like the survey
+        list: every export, analysis run, sharing change, design or wording edit and
+        threshold change, with who and the hour."""
+        page = self.paginate_queryset(self.get_object().audit_entries.all())
+        return self.get_paginated_response(AuditEntrySerializer(page, many=True).data)
 
     @extend_schema(
         methods=["GET"], request=None, responses={200: InviteCountsSerializer, 404: NOT_FOUND}

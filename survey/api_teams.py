@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from survey.models import (
     NO_SUCH_ACCOUNT,
     SHARED_ROLE_CHOICES,
+    AuditEntry,
     Collaborator,
     Role,
     SharingRefused,
@@ -122,6 +123,11 @@ class CollaboratorViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, views
     def survey(self):
         return survey_for(self.request, self.kwargs["survey_id"], Role.OWNER)
 
+    def perform_destroy(self, collaborator: Collaborator) -> None:
+        said = f"access removed from {collaborator.user.get_username()}"
+        AuditEntry.record(collaborator.survey, self.request.user, AuditEntry.Action.SHARING, said)
+        collaborator.delete()
+
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # the schema has no request user
             return Collaborator.objects.none()
@@ -136,6 +142,8 @@ class CollaboratorViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, views
             collaborator = survey.share_with(**serializer.validated_data)
         except SharingRefused as refused:
             raise ValidationError({"user": [str(refused)]}) from None
+        said = f"shared with {collaborator.user.get_username()} as {collaborator.role}"
+        AuditEntry.record(survey, request.user, AuditEntry.Action.SHARING, said)
         body = CollaboratorSerializer(collaborator).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -146,4 +154,6 @@ class CollaboratorViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, views
         serializer.is_valid(raise_exception=True)
         collaborator.role = serializer.validated_data["role"]
         collaborator.save(update_fields=["role"])
+        said = f"{collaborator.user.get_username()} is now {collaborator.role}"
+        AuditEntry.record(collaborator.survey, request.user, AuditEntry.Action.SHARING, said)
         return Response(CollaboratorSerializer(collaborator).data)

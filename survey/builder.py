@@ -26,7 +26,7 @@ from estimator.designs import Design, composition
 from estimator.intervals import DEFAULT_LEVEL, z_value
 from survey.forms import NewSurveyForm, QuestionForm, RewordForm, SurveyForm
 from survey.limits import too_many_questions
-from survey.models import SKIPS_FROZEN, DesignFrozen, Question, Role, Survey
+from survey.models import SKIPS_FROZEN, AuditEntry, DesignFrozen, Question, Role, Survey
 from survey.permissions import survey_for
 
 DEFAULT_TARGET_N = 1000
@@ -258,6 +258,14 @@ def builder(request: HttpRequest, survey_id: int) -> HttpResponse:
             survey.refresh_from_db()
             context = builder_context(survey, Assumptions(), settings_form=form)
             return render(request, "survey/builder.html", context, status=400)
+        if edited := [f for f in ("title", "description") if f in form.changed_data]:
+            said = f"{' and '.join(edited)} edited"
+            AuditEntry.record(survey, request.user, AuditEntry.Action.WORDING, said)
+        if "min_cell_count" in form.changed_data:
+            said = (
+                f"small-cell threshold {form.initial['min_cell_count']} → {survey.min_cell_count}"
+            )
+            AuditEntry.record(survey, request.user, AuditEntry.Action.THRESHOLD, said)
         form.save()
     messages.success(request, "Survey settings saved.")
     return redirect("survey:builder", survey.id)
@@ -298,7 +306,9 @@ def save_question(request: HttpRequest, survey: Survey, question: Question | Non
         response = render_builder(request, survey, forms={key: form}, status=400)
         transaction.set_rollback(True)  # nothing changed: keep the design version too
         return response
-    form.save_to(question or Question(survey=survey, position=position))
+    saved = form.save_to(question or Question(survey=survey, position=position))
+    said = f"question edited: “{saved.text}”" if question else f"question added: “{saved.text}”"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.DESIGN, said)
     return redirect_or_fragment(request, survey)
 
 
@@ -326,7 +336,10 @@ def question_reword(request: HttpRequest, survey_id: int, question_id: int) -> H
     form = RewordForm(request.POST, prefix=f"q{question.id}")
     if not form.is_valid():
         return render_builder(request, question.survey, forms={question.id: form}, status=400)
+    old = question.text
     if question.reword(form.cleaned_data["text"]):
+        said = f"question reworded: “{old}” → “{question.text}”"
+        AuditEntry.record(question.survey, request.user, AuditEntry.Action.WORDING, said)
         messages.warning(
             request,
             "Wording changed. Earlier respondents saw the old text: the codebook lists both.",
@@ -349,6 +362,8 @@ def question_move(request: HttpRequest, survey_id: int, question_id: int) -> Htt
         questions[index], questions[other] = questions[other], questions[index]
         for position, q in enumerate(questions):
             Question.objects.filter(pk=q.pk).update(position=position)
+        said = f"question moved to position {other + 1}: “{question.text}”"
+        AuditEntry.record(survey, request.user, AuditEntry.Action.DESIGN, said)
     return redirect_or_fragment(request, survey)
 
 
@@ -361,6 +376,8 @@ def question_delete(request: HttpRequest, survey_id: int, question_id: int) -> H
     if response := frozen_response(request, survey):
         return response
     question.delete()
+    said = f"question deleted: “{question.text}”"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.DESIGN, said)
     survey.questions.filter(position__gt=question.position).update(position=F("position") - 1)
     return redirect_or_fragment(request, survey)
 
@@ -413,8 +430,12 @@ def preview_context(
 
 
 def unbound_data(form: QuestionForm) -> dict:
-    """What an unbound form shows, as if it were posted."""
-    return {form.add_prefix(k): v for k, v in form.initial.items() if v not in (None, False)}
+    """What an unbound form shows, as if it were posted: its fields' initial values too
+    (the kind and preset a new question starts with), so its preview is the design
+    shown, not an error before anything is typed."""
+    values = {name: form[name].value() for name in form.fields}
+    values |= {"kind": form.kind_value, "preset": form.preset_value}
+    return {form.add_prefix(k): v for k, v in values.items() if v not in (None, False, "")}
 
 
 @login_required

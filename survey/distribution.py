@@ -27,8 +27,9 @@ from responses.imports import (
     too_large_message,
 )
 from survey.builder import owned_survey
+from survey.codebook import question_columns
 from survey.forms import ClosingForm
-from survey.models import Invite, Survey
+from survey.models import Invite, Question, Survey
 from survey.qr import qr_file, qr_svg
 from survey.spreadsheets import csv_text
 
@@ -76,7 +77,28 @@ def distribute_context(request: HttpRequest, survey: Survey) -> dict:
         "preview_link": reverse("survey:preview", args=[survey.id]),
         "closing_form": ClosingForm(instance=survey),
         "responses": stored_submissions(survey, simulated=False),
+        "import_columns": import_columns(survey),
     }
+
+
+def import_columns(survey: Survey) -> list[tuple[str, str, str]]:
+    """Per column of an import: its name, its question and what a cell holds, as this
+    survey's designs emit it (the import checks exactly that)."""
+    described = []
+    for column, question in question_columns(survey):
+        outputs = question.design.output_description()
+        if question.kind == Question.Kind.BINARY:
+            holds = "1 = yes, 0 = no (the reported answer)"
+        elif question.kind == Question.Kind.CHOICE:
+            holds = ", ".join(f"{i} = {text}" for i, text in enumerate(question.options))
+            holds += " (the reported option)"
+        else:
+            holds = (
+                f"a whole number from {outputs['min_report']} to {outputs['max_report']} "
+                "(the reported number, noise included)"
+            )
+        described.append((column, question.text, holds))
+    return described
 
 
 @login_required

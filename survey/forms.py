@@ -142,16 +142,22 @@ class SurveyForm(forms.ModelForm):
             "allow_skip",
             "consent_text",
             "min_cell_count",
+            "population_size",
         ]
         labels = {
             "requires_invite": "Require a one-time invite to answer",
             "allow_skip": "Offer “Prefer not to answer” on every question",
+            "population_size": "Population size (N)",
         }
         help_texts = {
             "allow_skip": "A skip is sent as a skip (never randomized, and the researcher "
             "sees that the question was skipped) and counted apart; estimates are for those "
-            "who answered. Fixed once the first answer arrives."
+            "who answered. Fixed once the first answer arrives.",
+            "population_size": "How many people your respondents are drawn from, if known "
+            "(e.g. the 240 students of a course): intervals then shrink by the "
+            "finite-population correction. Empty: a large population.",
         }
+        widgets = {"population_size": forms.NumberInput(attrs={"min": 2})}
 
     def clean_language(self) -> str:
         """Left out of a post (older pages, scripts): the language stays as it was."""
@@ -180,17 +186,24 @@ class ClosingForm(forms.ModelForm):
 
     class Meta:
         model = Survey
-        fields = ["closes_at", "response_quota"]
-        labels = {"closes_at": "Close automatically at", "response_quota": "Response quota"}
+        fields = ["closes_at", "response_quota", "retention_days"]
+        labels = {
+            "closes_at": "Close automatically at",
+            "response_quota": "Response quota",
+            "retention_days": "Delete responses this many days after closing",
+        }
         help_texts = {
             "closes_at": "Server time (UTC). Leave empty to close by hand.",
             "response_quota": "Close once this many people have answered (empty: no limit).",
+            "retention_days": "Respondents are told. Empty: kept until you delete the "
+            "survey. Once answers exist it can only get shorter.",
         }
         widgets = {
             "closes_at": forms.DateTimeInput(
                 attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
             ),
             "response_quota": forms.NumberInput(attrs={"min": 1}),
+            "retention_days": forms.NumberInput(attrs={"min": 1}),
         }
 
     def clean_closes_at(self):
@@ -198,6 +211,12 @@ class ClosingForm(forms.ModelForm):
         if closes_at is not None and closes_at <= timezone.now():
             raise forms.ValidationError("Choose a time in the future (or leave it empty).")
         return closes_at
+
+    def clean_retention_days(self) -> int | None:
+        days = self.cleaned_data.get("retention_days")
+        if error := self.instance.retention_error(days):
+            raise forms.ValidationError(error)
+        return days
 
     def clean_response_quota(self) -> int | None:
         quota = self.cleaned_data.get("response_quota")

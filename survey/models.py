@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.urls import reverse
@@ -57,6 +57,10 @@ def current_hour() -> datetime:
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+# Ten years: a longer "retention" is no retention worth promising.
+MAX_RETENTION_DAYS = 3650
 
 
 class Role(models.TextChoices):
@@ -193,6 +197,24 @@ class Survey(models.Model):
         default=DEFAULT_MIN_CELL, validators=[MinValueValidator(MIN_CELL_FLOOR)]
     )
 
+    # Its responses are deleted this many days after it closes (purge_responses, daily
+    # from cron), as its respondent pages say; empty: kept until the survey is deleted.
+    retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_RETENTION_DAYS)],
+    )
+    # How many people the respondents were drawn from (N), when known: every interval
+    # then applies the finite-population correction (only the sampling part of the
+    # variance shrinks; the coins' and the noise's stay).
+    population_size = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(2)]
+    )
+    # When it last closed (cleared when it opens again), and when purge_responses deleted
+    # its responses after that closing.
+    closed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    responses_deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
+
     # The language of its respondent pages (researcher pages stay in English).
     language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
     # "Prefer not to answer" on every question: a skip is stored as a skip (a null
@@ -246,9 +268,47 @@ class Survey(models.Model):
         so no scheduled job is needed."""
         if self.status != self.Status.OPEN or self.closing_reason() is None:
             return False
-        Survey.objects.filter(pk=self.pk, status=self.Status.OPEN).update(status=self.Status.CLOSED)
-        self.status = self.Status.CLOSED
+        now = timezone.now()
+        closed_at = min(self.closes_at, now) if self.closes_at else now
+        Survey.with_trashed.filter(pk=self.pk, status=self.Status.OPEN).update(
+            status=self.Status.CLOSED, closed_at=closed_at
+        )
+        self.status, self.closed_at = self.Status.CLOSED, closed_at
         return True
+
+    def retention_error(self, days: int | None) -> str | None:
+        """Why ``days`` cannot replace the retention: once answers exist, respondents
+        were promised the current one, so it may only get shorter."""
+        current = self.retention_days
+        if current is None or not self.pk or (days is not None and days <= current):
+            return None
+        if self.has_answers():
+            return (
+                f"Respondents were told their answers are deleted {current} days after "
+                "closing: with answers stored, the retention can only get shorter."
+            )
+        return None
+
+    @property
+    def responses_delete_at(self) -> datetime | None:
+        """When its responses are due for deletion (None: no retention, or not closed)."""
+        if self.retention_days is None or self.closed_at is None:
+            return None
+        return self.closed_at + timedelta(days=self.retention_days)
+
+    def purge_responses_if_due(self, now: datetime | None = None) -> int | None:
+        """Delete its responses if its retention has run out since it closed; the number
+        of submissions deleted, or None when not due."""
+        from responses.write import delete_responses  # responses builds on these models
+
+        due = self.responses_delete_at
+        if due is None or self.responses_deleted_at is not None or due > (now or timezone.now()):
+            return None
+        with transaction.atomic():
+            deleted = delete_responses(self)
+            self.responses_deleted_at = timezone.now()
+            self.save(update_fields=["responses_deleted_at"])
+        return deleted
 
     def duplicate(self, owner) -> Survey:
         """A new draft with the same settings, questions and designs, and no answers,
@@ -366,7 +426,8 @@ class Survey(models.Model):
 
     def open(self) -> None:
         self.status = self.Status.OPEN
-        self.save(update_fields=["status"])
+        self.closed_at = self.responses_deleted_at = None
+        self.save(update_fields=["status", "closed_at", "responses_deleted_at"])
 
     def close(self) -> None:
         """Stop taking answers and seal the survey's answers at once, its current hour
@@ -375,7 +436,8 @@ class Survey(models.Model):
         from responses.sealing import seal_survey  # responses builds on these models
 
         self.status = self.Status.CLOSED
-        self.save(update_fields=["status"])
+        self.closed_at = timezone.now()
+        self.save(update_fields=["status", "closed_at"])
         transaction.on_commit(lambda: seal_survey(self.pk))
 
     def has_answers(self) -> bool:
@@ -645,3 +707,47 @@ class CredentialKey(models.Model):
     @property
     def public(self) -> dict[str, str]:
         return invites.public_key_fields(self.private_key)
+
+
+class AuditEntry(models.Model):
+    """Who did what with a survey's data or its design, to the hour: the owner's record
+    of every export, analysis, sharing change, design or wording edit and threshold
+    change. Auditing the queries asked is the defence against differencing attacks that
+    the small-cell threshold alone cannot give."""
+
+    class Action(models.TextChoices):
+        EXPORT = "export"
+        ANALYSIS = "analysis"
+        SHARING = "sharing"
+        DESIGN = "design"
+        WORDING = "wording"
+        THRESHOLD = "threshold"
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="audit_entries")
+    # Kept by name as well, so the entry still says who once the account is gone.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    username = models.CharField(max_length=150)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    detail = models.CharField(max_length=300)
+    hour = models.DateTimeField(default=current_hour)
+
+    class Meta:
+        ordering = ["-hour", "-id"]
+        indexes = [models.Index(fields=["survey", "-hour"])]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H:00} {self.username} {self.action}: {self.detail}"
+
+    @classmethod
+    def record(cls, survey: Survey, user, action: str, detail: str) -> AuditEntry:
+        """Write one entry; ``user`` is the account that acted (None: a command)."""
+        account = user if getattr(user, "is_authenticated", False) else None
+        return cls.objects.create(
+            survey=survey,
+            user=account,
+            username=account.get_username() if account else "(command)",
+            action=action,
+            detail=detail[:300],
+        )

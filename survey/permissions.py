@@ -14,11 +14,15 @@ from django.shortcuts import get_object_or_404
 
 from survey.models import Role, Survey
 
+# Row-level data (one row per respondent: the responses CSV, the codebook, SPSS and Stata
+# files) needs an analyst: a viewer could single out a small group from its rows. The one
+# place that says who may download it.
+ROWS_ROLE = Role.ANALYST
+ROW_LEVEL_ACTIONS = ("export_csv", "export_sav", "export_dta", "codebook")
+
 # The role each API action of SurveyViewSet needs; any other action needs a viewer to
 # read and an editor to change anything.
 API_ROLES = {
-    "export_csv": Role.ANALYST,
-    "codebook": Role.ANALYST,
     "partial_update": Role.EDITOR,
     "open": Role.EDITOR,
     "close": Role.EDITOR,
@@ -30,14 +34,11 @@ API_ROLES = {
     "collaborators": Role.OWNER,
     "collaborator": Role.OWNER,
     "transfer": Role.OWNER,
+    "audit": Role.OWNER,
+    **dict.fromkeys(ROW_LEVEL_ACTIONS, ROWS_ROLE),
 }
 IN_TRASH_ACTIONS = {"restore", "trash"}
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
-
-
-# Row-level data (one row per respondent: the responses CSV, the codebook, SPSS and Stata
-# files) needs an analyst: a viewer could single out a small group from its rows.
-ROWS_ROLE = Role.ANALYST
 
 
 def can_download_rows(survey: Survey) -> bool:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from survey.models import (
     NO_SUCH_ACCOUNT,
     SHARED_ROLE_CHOICES,
+    AuditEntry,
     Role,
     SharingRefused,
     Survey,
@@ -80,6 +81,8 @@ def share(request: HttpRequest, survey_id: int) -> HttpResponse:
     if not form.is_valid():
         return render_share(request, survey, status=400, share_form=form)
     user, role = form.cleaned_data["user"], form.cleaned_data["role"]
+    said = f"shared with {user.get_username()} as {role}"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.SHARING, said)
     messages.success(request, f"Shared with {user.get_username()} as {role}.")
     return redirect("survey:share", survey.id)
 
@@ -93,6 +96,8 @@ def collaborator(request: HttpRequest, survey_id: int, user_id: int) -> HttpResp
     name = shared.user.get_username()
     if request.POST.get("action") == "remove":
         shared.delete()
+        said = f"access removed from {name}"
+        AuditEntry.record(survey, request.user, AuditEntry.Action.SHARING, said)
         messages.success(request, f"{name} no longer has access to this survey.")
         return redirect("survey:share", survey.id)
     form = RoleForm(request.POST)
@@ -101,6 +106,9 @@ def collaborator(request: HttpRequest, survey_id: int, user_id: int) -> HttpResp
         return render_share(request, survey, status=400)
     shared.role = form.cleaned_data["role"]
     shared.save(update_fields=["role"])
+    AuditEntry.record(
+        survey, request.user, AuditEntry.Action.SHARING, f"{name} is now {shared.role}"
+    )
     messages.success(request, f"{name} is now {shared.role}.")
     return redirect("survey:share", survey.id)
 
@@ -118,5 +126,7 @@ def transfer(request: HttpRequest, survey_id: int) -> HttpResponse:
     if not form.is_valid():
         return render_share(request, survey, status=400, transfer_form=form)
     name = form.cleaned_data["user"].get_username()
+    said = f"ownership transferred to {name}"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.SHARING, said)
     messages.success(request, f"{name} now owns “{survey.title}”; you are an editor.")
     return redirect("survey:builder", survey.id)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from survey import builder, distribution, teams, trash, views
+from survey import audit, builder, distribution, teams, trash, views
 
 app_name = "survey"
 urlpatterns = [
@@ -24,6 +24,7 @@ urlpatterns = [
         name="collaborator",
     ),
     path("surveys/<int:survey_id>/transfer/", teams.transfer, name="transfer"),
+    path("surveys/<int:survey_id>/audit/", audit.audit_log, name="audit"),
     path("surveys/<int:survey_id>/preview/", builder.question_preview, name="question_preview"),
     path("surveys/<int:survey_id>/questions/", builder.question_add, name="question_add"),
     path(

@@ -371,3 +371,25 @@ def test_patterns_still_answer_when_some_respondents_left_a_question_blank(
     assert joint_counts(study, [q["faculty"], q["cheat"]]) == expected
     assert sum(expected.values()) == 60
     assert sum(joint_counts(study, [q["cheat"]]).values()) == 61
+
+
+def test_the_breakdowns_csv_keeps_the_codebooks_12_digits_and_safe_text(owner, study):
+    """As the estimates CSV: 0.19499999999999995 is 0.195; a text starting a formula is
+    shown, not run, in a spreadsheet."""
+    fill(study, [212, 30, 64, 40])
+    study.questions.filter(text="Faculty?").update(text="=Faculty?")
+    response = api_for(owner).get(f"/api/surveys/{study.id}/estimates/breakdowns.csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    numbers = [
+        value
+        for row in rows
+        for key, value in row.items()
+        if key in ("estimate", "std_error", "ci_low", "ci_high", "raw_rate") and value
+    ]
+    assert len(numbers) > 50
+    for value in numbers:
+        digits = value.lstrip("-").split("e")[0].replace(".", "").lstrip("0")
+        assert len(digits) <= 12, value
+    assert {r["by_text"] for r in rows if r["by"] == str(questions(study)["faculty"])} == {
+        "'=Faculty?"
+    }

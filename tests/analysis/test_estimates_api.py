@@ -28,6 +28,7 @@ QUESTION_KEYS = {
     "level",
     "method",
     "epsilon",
+    "population",
 }
 
 pytestmark = pytest.mark.django_db

@@ -25,7 +25,17 @@ from tests.survey.api_schema import assert_matches_schema
 pytestmark = pytest.mark.django_db
 
 CHOICES = ["never", "once", "more than once"]
-COMMON_KEYS = {"question", "text", "n", "n_simulated", "skipped", "level", "method", "epsilon"}
+COMMON_KEYS = {
+    "question",
+    "text",
+    "n",
+    "n_simulated",
+    "skipped",
+    "level",
+    "method",
+    "epsilon",
+    "population",
+}
 BINARY_KEYS = COMMON_KEYS | {
     "yes_count",
     "raw_yes_rate",

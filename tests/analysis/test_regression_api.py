@@ -207,3 +207,24 @@ def test_a_model_never_shows_a_group_the_breakdowns_hide(client, owner, study):
         f"/surveys/{study.id}/results/model/", {"outcome": q["cheat"], "covariates": [q["faculty"]]}
     ).content.decode()
     assert 'role="alert"' in page and "Medicine" in page and "<svg" not in page
+
+
+def test_the_model_page_speaks_of_this_surveys_questions_and_options(client, owner, study):
+    """Its hint names one of this model's own terms, its errors the question's column
+    (q3, as in the builder and exports), never a database id or another survey's option."""
+    fill(study, [100, 100, 100, 100])
+    q = questions(study)
+    client.force_login(owner)
+    url = f"/surveys/{study.id}/results/model/"
+    by_age = client.get(url, {"outcome": q["cheat"], "covariates": [q["age"]]}).content.decode()
+    assert "q1[" not in by_age and "A term such as" not in by_age
+    by_faculty = client.get(
+        url, {"outcome": q["cheat"], "covariates": [q["faculty"]]}
+    ).content.decode()
+    assert "A term such as q1[Law] compares" in by_faculty
+    response = post(owner, study, {"outcome": q["faculty"], "covariates": [q["age"]]})
+    assert response.json()["outcome"] == [
+        "q1 (“Faculty?”) is asked directly: outcome must be a randomized question"
+    ]
+    response = post(owner, study, {"outcome": q["cheat"], "covariates": [q["plagiarise"]]})
+    assert response.json()["covariates"][0].startswith("q4 (“Ever plagiarised?”) is randomized")

@@ -606,3 +606,23 @@ def test_a_viewer_cannot_redraw_preview_or_reword(client, draft, django_user_mod
         assert response.status_code == 404
     question.refresh_from_db()
     assert question.text == "Question 1?"
+
+
+def test_a_new_question_form_shows_its_design_not_an_error_before_anything_is_typed(
+    logged_in, make_survey
+):
+    survey = make_survey(n_questions=0, status=Survey.Status.DRAFT)
+    page = logged_in.get(f"/surveys/{survey.id}/edit/").content.decode()
+    assert "Not saved yet" not in page
+    new_card = page.split('class="question-card new"', 1)[1]
+    assert 'class="preview-epsilon"' in new_card
+
+
+def test_after_the_first_answer_the_builder_says_a_duplicate_adds_questions(logged_in, make_survey):
+    survey = make_survey(n_questions=1)
+    assert "data-add-frozen" not in logged_in.get(f"/surveys/{survey.id}/edit/").content.decode()
+    record_submission(survey, uuid.uuid4(), {survey.questions.get().id: 1})
+    page = logged_in.get(f"/surveys/{survey.id}/edit/").content.decode()
+    assert "<h3>Add a question</h3>" not in page
+    assert "To ask more, use <strong>Duplicate</strong>" in page
+    assert f"/surveys/{survey.id}/duplicate/" in page

@@ -12,6 +12,7 @@ from django.utils import timezone
 from responses.fast_path import store_if_accepting
 from responses.write import simulate_respondents
 from survey.models import Survey
+from tests.conftest import CLASSIC
 from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db
@@ -124,3 +125,25 @@ def test_a_survey_past_its_close_date_cannot_be_reopened(logged_in, survey):
     assert "its close date has passed" in response.content.decode()
     survey.refresh_from_db()
     assert survey.status == "closed"
+
+
+def test_the_import_help_describes_this_surveys_own_columns(logged_in, owner):
+    survey = Survey.objects.create(owner=owner, title="Mixed")
+    survey.questions.create(position=0, text="Cheated?", design_params=CLASSIC)
+    survey.questions.create(
+        position=1, text="Faculty?", kind="choice", options=["Law", "Arts"], design_name="direct"
+    )
+    survey.questions.create(
+        position=2,
+        text="Hours?",
+        kind="number",
+        design_name="laplace",
+        design_params={"epsilon": 1.0, "lower": 0, "upper": 10},
+    )
+    page = logged_in.get(f"/surveys/{survey.id}/distribute/").content.decode()
+    table = page.split("data-import-columns", 1)[1].split("</table>", 1)[0]
+    assert "1 = yes, 0 = no" in table.split("<code>q2</code>")[0]
+    assert "0 = Law, 1 = Arts (the reported option)" in table
+    low, high = survey.questions.get(position=2).design.output_description()["min_report"], 10
+    assert f"a whole number from {low} to " in table and low < 0 < high
+    assert "(1 = yes, 0 = no), optionally" not in page

@@ -44,6 +44,7 @@ PAGES = [
     ("post", "/surveys/{s}/share/", Role.OWNER),
     ("post", "/surveys/{s}/share/{editor}/", Role.OWNER),
     ("post", "/surveys/{s}/transfer/", Role.OWNER),
+    ("get", "/surveys/{s}/audit/", Role.OWNER),
 ]
 CLASSROOM_PAGES = [
     ("get", "/classroom/{s}/", Role.VIEWER),
@@ -61,7 +62,10 @@ API = [
     ("post", "/api/surveys/{s}/close/", Role.EDITOR),
     # Row-level exports: a viewer could single out a small group from its rows.
     ("get", "/api/surveys/{s}/export.csv", Role.ANALYST),
+    ("get", "/api/surveys/{s}/export.sav", Role.ANALYST),
+    ("get", "/api/surveys/{s}/export.dta", Role.ANALYST),
     ("get", "/api/surveys/{s}/codebook.json", Role.ANALYST),
+    ("get", "/api/surveys/{s}/audit/", Role.OWNER),
     ("get", "/api/surveys/{s}/estimates/", Role.VIEWER),
     ("get", "/api/surveys/{s}/estimates.csv", Role.VIEWER),
     ("post", "/api/surveys/{s}/import/", Role.EDITOR),

@@ -29,3 +29,18 @@ def test_the_research_dashboard_speaks_of_responses_not_rounds(client):
     page = client.get(f"/surveys/{survey.id}/results/").content.decode()
     assert "<strong data-n-responses>24</strong> responses" in page
     assert "this round" not in page
+
+
+def test_every_analysis_page_shows_results_under_the_demo_login(client):
+    """The README advertises breakdowns, cross-tabs and models: the demo has a directly
+    asked faculty, and enough answers per faculty for none to be hidden."""
+    call_command("seed_demo", stdout=io.StringIO())
+    survey = Survey.objects.get(mode=Survey.Mode.RESEARCH)
+    client.force_login(survey.owner)
+    base = f"/surveys/{survey.id}/results"
+    breakdown = client.get(f"{base}/breakdown/").content.decode()
+    assert "<svg" in breakdown and "Law" in breakdown and 'role="alert"' not in breakdown
+    crosstab = client.get(f"{base}/crosstab/").content.decode()
+    assert "<svg" in crosstab and 'role="alert"' not in crosstab
+    model = client.get(f"{base}/model/").content.decode()
+    assert "<svg" in model and "[Law]" in model and 'role="alert"' not in model

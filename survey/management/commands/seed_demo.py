@@ -17,6 +17,11 @@ DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "deniable-demo"
 DEMO_HOURS = 12
 
+# Asked directly, so that the breakdown, cross-tab and model pages have a grouping.
+FACULTY = ("Which faculty are you in?", ["Arts", "Law", "Science"], [0.4, 0.35, 0.25])
+# The true "yes" rate of each sensitive question, per faculty: something to find.
+TRUE_RATES = [[0.15, 0.25, 0.35], [0.3, 0.2, 0.25], [0.1, 0.1, 0.2]]
+
 RESEARCH_QUESTIONS = [
     "Have you ever cheated on an exam?",
     "Have you used a recreational drug in the last 12 months?",
@@ -60,18 +65,35 @@ class Command(BaseCommand):
         research = Survey.objects.create(
             owner=user,
             title="Student life survey",
-            description="Three sensitive questions, answered with two coins each.",
+            description="Three sensitive questions, answered with two coins each, and the "
+            "respondent's faculty, asked directly.",
             status=Survey.Status.OPEN,
         )
         for position, text in enumerate(RESEARCH_QUESTIONS):
             research.questions.create(
                 position=position, text=text, design_params={"p_truth": 0.5, "p_yes": 0.5}
             )
-        # Spread over the last hours, so the dashboard's estimate-over-time chart has a story.
+        text, options, shares = FACULTY
+        faculty = research.questions.create(
+            position=len(RESEARCH_QUESTIONS),
+            text=text,
+            kind="choice",
+            options=options,
+            design_name="direct",
+        )
+        sensitive = list(research.questions.exclude(pk=faculty.pk))
+        # Spread over the last hours, so the dashboard's estimate-over-time chart has a
+        # story; each faculty with its own true rates, so the breakdowns and the model do.
         batches = np.array_split(np.arange(responses), DEMO_HOURS)
         for hours_ago, batch in zip(range(DEMO_HOURS - 1, -1, -1), batches, strict=True):
             hour = current_hour() - timedelta(hours=hours_ago)
-            simulate_respondents(research, len(batch), 0.25, rng, hour=hour)
+            sizes = rng.multinomial(len(batch), shares)
+            for index, size in enumerate(sizes):
+                if not size:
+                    continue
+                truths = {faculty.id: [float(i == index) for i in range(len(options))]}
+                truths |= {q.id: TRUE_RATES[k][index] for k, q in enumerate(sensitive)}
+                simulate_respondents(research, int(size), truths, rng, hour=hour)
         classroom = Survey.objects.create(
             owner=user,
             title="Classroom demo",
