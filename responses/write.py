@@ -27,6 +27,7 @@ from responses.models import (
     HourTables,
     ImportBatch,
     Receipt,
+    Release,
     SpentCredential,
     SurveyCount,
     Tally,
@@ -272,14 +273,15 @@ def start_import(survey: Survey) -> ImportBatch:
 
 def delete_responses(survey: Survey) -> int:
     """Delete every stored response of ``survey`` (sealed and of the current hour), its
-    receipts and spent credentials; the number of submissions deleted. In one
-    transaction, so the survey's results go from whole to nothing."""
+    receipts, spent credentials and the counts released to viewers; the number of
+    submissions deleted. In one transaction, so the survey's results go from whole to
+    nothing."""
     with transaction.atomic():
         count = SurveyCount.objects.filter(survey=survey).first()
         deleted = (count.real + count.simulated) if count else 0
         for inbox in INBOXES:
             deleted += inbox.objects.filter(survey=survey).delete()[0]
-        for model in (AnswerPattern, Receipt, SpentCredential, SurveyCount):
+        for model in (AnswerPattern, Receipt, SpentCredential, SurveyCount, Release):
             model.objects.filter(survey=survey).delete()
         Tally.objects.filter(question__survey=survey).delete()
     return deleted

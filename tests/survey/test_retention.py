@@ -10,6 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from responses.counts import released_counts
+from responses.models import Release
 from responses.write import record_submission
 from survey.models import Survey
 from tests.storage import stored_count, tallied
@@ -48,6 +50,15 @@ def test_responses_are_deleted_once_the_retention_has_run_out(make_survey, capsy
     due.refresh_from_db()
     assert due.responses_deleted_at is not None
     assert purge(capsys).startswith("Deleted 0 response(s) of 0 survey(s)")
+
+
+def test_the_results_released_to_viewers_go_with_the_responses(make_survey, capsys):
+    survey = answered(make_survey, n=5, retention_days=1, min_cell_count=5)
+    assert sum(released_counts(survey).patterns.values()) == 5
+    closed_days_ago(survey, 2)
+    purge(capsys)
+    assert not Release.objects.filter(survey=survey).exists()
+    assert sum(released_counts(survey).patterns.values()) == 0
 
 
 def test_an_open_survey_past_its_close_date_is_closed_and_purged(make_survey, capsys):
