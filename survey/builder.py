@@ -261,10 +261,8 @@ def builder(request: HttpRequest, survey_id: int) -> HttpResponse:
         if edited := [f for f in ("title", "description") if f in form.changed_data]:
             said = f"{' and '.join(edited)} edited"
             AuditEntry.record(survey, request.user, AuditEntry.Action.WORDING, said)
-        if "min_cell_count" in form.changed_data:
-            said = (
-                f"small-cell threshold {form.initial['min_cell_count']} → {survey.min_cell_count}"
-            )
+        if (before := form.initial["min_cell_count"]) != survey.min_cell_count:
+            said = f"small-cell threshold {before} → {survey.min_cell_count}"
             AuditEntry.record(survey, request.user, AuditEntry.Action.THRESHOLD, said)
         form.save()
     messages.success(request, "Survey settings saved.")

@@ -162,6 +162,15 @@ def test_a_rewording_after_answers_is_logged(logged_in, study):
     ]
 
 
+def test_a_threshold_raised_in_the_builder_is_logged_once(logged_in, make_survey):
+    survey = make_survey(n_questions=1, status=Survey.Status.DRAFT)
+    settings = {"title": survey.title, "mode": "research", "language": "en", "allow_skip": "on"}
+    for k in (20, 20):
+        response = logged_in.post(f"/surveys/{survey.id}/edit/", {**settings, "min_cell_count": k})
+        assert response.status_code == 302
+    assert entries(survey) == [("owner", "threshold", "small-cell threshold 10 → 20")]
+
+
 def test_api_edits_and_threshold_changes_are_logged(api, make_survey):
     survey = make_survey(n_questions=1, status=Survey.Status.DRAFT)
     url = f"/api/surveys/{survey.id}/"
