@@ -53,6 +53,8 @@ def test_once_answers_exist_k_can_be_raised_but_not_lowered(api, survey):
 def test_the_builder_says_why_beside_the_field_and_keeps_k(logged_in, survey):
     answered(survey)
     form = {"title": survey.title, "mode": survey.mode, "language": "en", "min_cell_count": "5"}
+    if survey.allow_skip:  # the box as the page shows it: skips are frozen with answers
+        form["allow_skip"] = "on"
     response = logged_in.post(f"/surveys/{survey.id}/edit/", form)
     assert response.status_code == 400
     html = response.content.decode()
