@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
-from django.db.models import Count, F, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from estimator.estimates import NumberStats
@@ -324,3 +324,32 @@ def stored_submissions(survey: Survey, *, simulated: bool | None = None) -> int:
             rows = rows.filter(simulated=simulated)
         total += rows.count()
     return total
+
+
+def last_answer_hours(survey_ids: Sequence[int]) -> dict[int, datetime]:
+    """{survey id: the hour of its latest stored answer}, sealed or not, for surveys listed
+    to the people who see them live (an hour is all the storage keeps)."""
+    latest: dict[int, datetime] = {}
+    sealed = (
+        Tally.objects.filter(question__survey_id__in=survey_ids)
+        .values_list("question__survey_id")
+        .annotate(last=Max("hour"))
+    )
+    current = [
+        inbox.objects.filter(survey_id__in=survey_ids)
+        .values_list("survey_id")
+        .annotate(last=Max("hour"))
+        for inbox in INBOXES
+    ]
+    for rows in (sealed, *current):
+        for survey_id, hour in rows:
+            latest[survey_id] = max(hour, latest.get(survey_id, hour))
+    return latest
+
+
+def released_summary(survey: Survey) -> tuple[int, datetime | None]:
+    """What a viewer may know of the arrivals: the respondents in the round's last release
+    and the latest hour it holds (newer answers stay hidden until the next batch)."""
+    released = released_counts(survey)
+    hours = [hour for by_hour in released.data["hours"].values() for hour, _ in by_hour]
+    return sum(released.patterns.values()), max(map(datetime.fromisoformat, hours), default=None)

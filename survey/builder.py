@@ -26,6 +26,7 @@ from estimator.designs import Design, composition
 from estimator.intervals import DEFAULT_LEVEL, z_value
 from survey.forms import NewSurveyForm, QuestionForm, RewordForm, SurveyForm
 from survey.limits import too_many_questions
+from survey.listing import listed_surveys
 from survey.models import SKIPS_FROZEN, AuditEntry, DesignFrozen, Question, Role, Survey
 from survey.permissions import survey_for
 
@@ -228,8 +229,8 @@ def render_builder(
 def survey_create(request: HttpRequest) -> HttpResponse:
     form = NewSurveyForm(request.POST)
     if not form.is_valid():
-        surveys = Survey.objects.accessible_to(request.user).prefetch_related("questions")
-        context = {"surveys": surveys, "create_form": form}
+        rows = listed_surveys(Survey.objects.accessible_to(request.user))
+        context = {"rows": rows, "create_form": form}
         return render(request, "survey/list.html", context, status=400)
     survey = form.save(commit=False)
     survey.owner = request.user

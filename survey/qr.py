@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import segno
 
@@ -10,11 +11,16 @@ import segno
 def qr_svg(url: str, *, scale: int = 8, title: str = "QR code", scalable: bool = False) -> str:
     """An SVG QR code for ``url``, safe to embed in a page (segno escapes the title).
 
-    ``scalable`` drops the fixed width and height (keeping the viewBox) so CSS can size
-    it, e.g. to fill a projector screen."""
-    return segno.make(url, error="m").svg_inline(
-        scale=scale, title=title, border=2, dark="#1d2330", light="#ffffff", omitsize=scalable
+    It always carries a viewBox, so CSS that sizes it scales the whole code instead of
+    cropping it (a cropped finder pattern does not scan). ``scalable`` also drops the fixed
+    width and height, e.g. to fill a projector screen."""
+    svg = segno.make(url, error="m").svg_inline(
+        scale=scale, title=title, border=2, dark="#1d2330", light="#ffffff", omitsize=True
     )
+    if scalable:
+        return svg
+    side = re.search(r'viewBox="0 0 (\d+) \d+"', svg)[1]
+    return svg.replace("<svg ", f'<svg width="{side}" height="{side}" ', 1)
 
 
 def qr_file(url: str, fmt: str) -> bytes:

@@ -17,6 +17,7 @@ from responses import credentials
 from responses.answer_sheet import AnswerSheet, InvalidAnswers
 from responses.write import record_submission
 from survey import invites, languages, ratelimit, served_code
+from survey.listing import listed_surveys
 from survey.models import (
     CredentialKey,
     DesignChanged,
@@ -257,5 +258,6 @@ def how_it_works(request: HttpRequest) -> HttpResponse:
 @require_GET
 def survey_list(request: HttpRequest) -> HttpResponse:
     """The surveys I own and those shared with me, each with my role."""
-    surveys = Survey.objects.accessible_to(request.user).select_related("owner")
-    return render(request, "survey/list.html", {"surveys": surveys.prefetch_related("questions")})
+    search = request.GET.get("q", "").strip()
+    rows = listed_surveys(Survey.objects.accessible_to(request.user), search)
+    return render(request, "survey/list.html", {"rows": rows, "search": search})
