@@ -122,6 +122,9 @@ def test_the_builder_offers_the_one_bit_design_with_its_plan(logged_in, make_sur
     preview = logged_in.post(f"/surveys/{draft.id}/preview/?prefix=new", data).content.decode()
     design = OneBitMean(epsilon=1.0, lower=0, upper=20)
     assert f"typical noise added to each answer: ± {design.typical_noise:.2f}" in preview
+    laplace = dict(data) | {"new-design_name": "laplace"}
+    hint = logged_in.post(f"/surveys/{draft.id}/preview/?prefix=new", laplace).content.decode()
+    assert "choose “One randomized bit (Duchi et al.)” under Custom" in hint
     assert logged_in.post(f"/surveys/{draft.id}/questions/", data).status_code == 302
     question = draft.questions.get()
     assert (question.design_name, question.design_params) == (
