@@ -112,6 +112,10 @@ def test_the_respondent_page_says_one_bit_is_sent_and_loads_its_sampler(api, cli
     assert 'data-kind="number" data-design="one_bit"' in html
     params = json.loads(html_unescape(re.search(r"data-params='([^']*)'", html)[1]))
     assert params == {"epsilon": 1.0, "lower": 0, "upper": 20}
+    # The no-JS paper form on the same page: no hand-drawn bit, so no field for it.
+    assert "Its protection is one bit drawn from your number" in html
+    assert "random noise added to your number" not in html
+    assert f'name="reported_{survey.questions.get().id}"' not in html
 
 
 def test_the_builder_offers_the_one_bit_design_with_its_plan(logged_in, make_survey):
