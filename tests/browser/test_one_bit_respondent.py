@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.browser.test_respondent_kinds import SENT, SEND, THROW_ON_MATH_RANDOM, watch
+from tests.browser.test_respondent_kinds import SEND, SENT, THROW_ON_MATH_RANDOM, watch
 from tests.storage import stored_reports
 
 pytestmark = pytest.mark.django_db(transaction=True)
