@@ -159,6 +159,12 @@ class OneBitEstimate:
     def noise_variance(self) -> float:
         return self.design.noise_variance
 
+    def contradicts_design(
+        self, level: float = DEFAULT_LEVEL, method: str = DEFAULT_METHOD
+    ) -> bool:
+        """True when no mean in [lower, upper] explains the share of 1s at this level."""
+        return self.normalized.contradicts_design(level, method)
+
     def warning(self, level: float = DEFAULT_LEVEL, method: str = DEFAULT_METHOD) -> str | None:
         """The rate's word on the data: no mean in [lower, upper] explains the bits."""
         return self.normalized.warning(level, method)

@@ -12,6 +12,7 @@ from html import unescape as html_unescape
 import numpy as np
 import pytest
 
+from analysis.grouped import estimate_entry
 from estimator.one_bit import OneBitMean
 from responses.write import bulk_record
 from survey.codebook import codebook
@@ -136,3 +137,15 @@ def test_the_builder_offers_the_one_bit_design_with_its_plan(logged_in, make_sur
         {"epsilon": 1.0, "lower": 0, "upper": 20},
     )
     assert question.epsilon == pytest.approx(1.0)
+
+
+def test_a_breakdown_cell_estimates_the_mean_from_its_bits(api):
+    survey = create(api)
+    question = survey.questions.get()
+    design = question.design
+    entry = estimate_entry(question, {0: 30, 1: 70}, 0.95, "wilson")
+    expected = design.estimate([30, 70])
+    assert entry["n"] == 100 and entry["mean"] == pytest.approx(expected.estimate)
+    assert (entry["ci_low"], entry["ci_high"]) == pytest.approx(expected.ci(0.95))
+    assert entry["contradicts_design"] is False
+    assert estimate_entry(question, {1: 100}, 0.95, "wilson")["contradicts_design"] is True
