@@ -4,6 +4,8 @@ described in the codebook."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import uuid
@@ -14,7 +16,7 @@ import pytest
 
 from analysis.grouped import estimate_entry
 from estimator.one_bit import OneBitMean
-from responses.write import bulk_record
+from responses.write import bulk_record, simulate_respondents
 from survey.codebook import codebook
 from survey.models import Survey
 from tests.storage import nothing_stored, stored_reports
@@ -149,3 +151,19 @@ def test_a_breakdown_cell_estimates_the_mean_from_its_bits(api):
     assert (entry["ci_low"], entry["ci_high"]) == pytest.approx(expected.ci(0.95))
     assert entry["contradicts_design"] is False
     assert estimate_entry(question, {1: 100}, 0.95, "wilson")["contradicts_design"] is True
+
+
+def test_simulated_respondents_and_the_estimates_csv_carry_the_one_bit_mean(api):
+    survey = create(api)
+    question = survey.questions.get()
+    simulate_respondents(
+        survey, 3000, {question.id: {"mean": 15, "sd": 2}}, np.random.default_rng(4)
+    )
+    assert {r[question.id] for r in stored_reports(survey)} == {0, 1}
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    assert entry["n"] == 3000 and entry["ci_low"] < 15 < entry["ci_high"]
+    text = api.get(f"/api/surveys/{survey.id}/estimates.csv").content.decode()
+    [row] = [r for r in csv.DictReader(io.StringIO(text)) if r["question"] == str(question.id)]
+    assert (row["kind"], row["method"]) == ("number", "wilson")
+    assert float(row["estimate"]) == pytest.approx(entry["mean"], rel=1e-6)
+    assert float(row["ci_low"]) == pytest.approx(entry["ci_low"], rel=1e-6)
