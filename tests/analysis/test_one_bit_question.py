@@ -96,6 +96,8 @@ def test_the_results_page_and_codebook_show_the_one_bit_mean(api, client, owner)
     assert 'data-kind="number"' in html
     assert "Wilson interval" in html and "Student-t" not in html
     assert "<strong data-mean>10.00</strong>" in html  # half the bits are ones: the middle
+    assert "from the share of 1s among the one-bit reports rescaled onto 0–20" in html
+    assert "Histogram of the reports" not in html  # a bit has no histogram to show
     entry = codebook(survey)["questions"][0]
     assert entry["design"] == {"name": "one_bit", "epsilon": 1.0, "lower": 0, "upper": 20}
     assert entry["outputs"] == {"type": "options", "values": [0, 1]}
