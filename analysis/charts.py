@@ -7,6 +7,7 @@ page also shows them in a table) and CSS classes instead of inline styles (stric
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,7 +18,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from analysis.display import ChoiceDisplay, NumberDisplay, choice_display, number_display
 from analysis.results import QuestionResult, SurveyResults
-from estimator.estimates import ChoiceEstimate, NumberEstimate
+from estimator.estimates import ChoiceEstimate, NumberEstimate, NumberStats
+from estimator.one_bit import OneBitEstimate
 from responses.counts import HourTally
 from survey.models import Question
 
@@ -158,14 +160,17 @@ def option_estimates_over_time(
 
 
 def means_over_time(question: Question, hours: list[HourTally], level: float) -> list[TimePoint]:
-    """A number question's mean and t interval as they stood at the end of each hour
-    with answers, from the cumulative hourly count, sum and sum of squares."""
+    """A number question's mean and interval as they stood at the end of each hour with
+    answers, from the cumulative hourly tallies (count, sum and sum of squares, and the
+    counts per key for a design that reads them)."""
     points = []
     n = total = total_sq = simulated = 0  # Python integers: sums of squares stay exact
+    counts: Counter[int] = Counter()
     for hour in hours:
         n, total = n + hour.tally.count, total + hour.tally.total
         total_sq, simulated = total_sq + hour.tally.total_sq, simulated + hour.tally.simulated
-        estimate = question.design.estimate((n, total, total_sq))
+        counts.update(hour.tally.counts)
+        estimate = question.design.estimate_from_tally(counts, NumberStats(n, total, total_sq))
         mean = estimate.estimate
         low, high = estimate.ci(level) or (mean, mean)
         points.append(TimePoint(hour.hour, n, simulated, mean, low, high))
@@ -454,8 +459,8 @@ def question_panels(results: SurveyResults) -> list[Panel]:
         if isinstance(est, ChoiceEstimate):
             shown = choice_display(est, question.options, level, method)
             charts = (choice_chart(question, shown, level, method),)
-        elif isinstance(est, NumberEstimate):
-            shown = number_display(est, level, r.histogram)
+        elif isinstance(est, NumberEstimate | OneBitEstimate):
+            shown = number_display(est, level, r.histogram, r.interval_method)
             charts = (histogram_chart(question, shown),)
             if shown.distribution:
                 charts += (distribution_chart(question, shown),)

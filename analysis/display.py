@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats as sps
 
 from estimator.estimates import ChoiceEstimate, NumberEstimate
+from estimator.one_bit import OneBitEstimate
 
 Interval = tuple[float, float]
 # The deconvolved distribution is drawn for numbers with at most this many possible values
@@ -161,13 +162,17 @@ class NumberDisplay:
 
 
 def number_display(
-    estimate: NumberEstimate, level: float, histogram: Sequence[Mapping | Bin] = ()
+    estimate: NumberEstimate | OneBitEstimate,
+    level: float,
+    histogram: Sequence[Mapping | Bin] = (),
+    method: str = "t",
 ) -> NumberDisplay:
-    """The mean with its t interval; for a randomized number, the deconvolved distribution
-    of the true values (a rough picture without intervals)."""
+    """The mean with its interval (t, or the rate's ``method`` for a mean from one bit);
+    for a randomized number, the deconvolved distribution of the true values (a rough
+    picture without intervals)."""
     design = estimate.design
     bins = bins_from(histogram)
-    interval = estimate.ci(level, "t")
+    interval = estimate.ci(level, method)
     message = estimate.message
     if interval is not None and not interval[1] > interval[0]:
         # Every report equal: the sample variance is 0, and a zero-width interval would
@@ -175,7 +180,7 @@ def number_display(
         interval = None
         message = "All reports are equal, so they show no spread: no interval can be given."
     clipped = False
-    if interval is not None:
+    if interval is not None and method == "t":
         half = float(sps.t.isf((1 - level) / 2, estimate.n - 1)) * estimate.std_error
         mean = estimate.estimate_unbiased
         clipped = mean - half < design.lower or mean + half > design.upper
@@ -192,7 +197,7 @@ def number_display(
         typical_noise=math.sqrt(estimate.noise_variance),
         noise_variance=estimate.noise_variance,
         epsilon=design.epsilon,
-        warning=estimate.warning(level, "t"),
+        warning=estimate.warning(level, method),
         message=message,
         bins=bins,
         distribution=_deconvolved(design, bins) if estimate.n else (),

@@ -22,7 +22,7 @@ from analysis.results import population_for
 from estimator.compare import compare as compare_groups
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
-from estimator.estimates import MEAN_METHODS
+from estimator.estimates import MEAN_METHODS, NumberStats
 from estimator.regression import STD_ERROR_METHOD, design_matrix, fit
 from responses.counts import SurveyCounts, survey_counts
 from survey.codebook import question_columns
@@ -168,14 +168,17 @@ def estimate_entry(
 def _number_entry(
     question: Question, reports: Mapping[int, int], level: float, population: int | None
 ) -> dict:
-    """The mean of a number question's reports with its t interval, as on the results
-    page: from (count, Σ report, Σ report²)."""
-    stats = (
+    """The mean of a number question's reports with its interval, as on the results
+    page: from (count, Σ report, Σ report²), or the counts of each report (one bit)."""
+    stats = NumberStats(
         sum(reports.values()),
         sum(r * n for r, n in reports.items()),
         sum(r * r * n for r, n in reports.items()),
     )
-    est = question.design.estimate(stats, population=population)
+    design, keyed = question.design, Counter()
+    for report, n in reports.items():
+        keyed[design.tally_key(report)] += n
+    est = design.estimate_from_tally(keyed, stats, population)
     low, high = est.ci(level) or (None, None)
     return {
         "n": est.n,

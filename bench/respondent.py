@@ -52,6 +52,7 @@ CASES = [
     ("number", "laplace", {"epsilon": 1.0, "lower": 0, "upper": 10}),
     ("number", "laplace", {"epsilon": LN3, "lower": -3, "upper": 3}),
     ("number", "direct", {"lower": 0, "upper": 10}),
+    ("number", "one_bit", {"epsilon": 1.0, "lower": 0, "upper": 10}),
 ]
 # A whole page of 10 questions mixing the kinds, for the page weight.
 PAGE = [
@@ -108,14 +109,14 @@ def truths_of(design) -> list[int]:
 
 def law(design, truth: int, reports: range) -> dict[int, float]:
     """P(report | truth) for each report: the response matrix's column, or the noise law
-    around the (clipped) true number."""
-    if design.kind == "number":
+    around the (clipped) true number, or the design's likelihood (one bit)."""
+    if design.output_description()["type"] == "integers":
         import numpy as np
 
         z = np.array(reports) - min(max(truth, design.lower), design.upper)
         return dict(zip(reports, design.noise_pmf(z).tolist(), strict=True))
-    column = design.response_matrix[:, design.true_values.index(truth)]
-    return {r: float(column[r]) for r in reports}
+    column = design.true_values.index(truth)
+    return {r: float(design.likelihood(r)[column]) for r in reports}
 
 
 def draw(page, n: int, cases=CASES) -> list[tuple]:
@@ -132,9 +133,9 @@ def draw(page, n: int, cases=CASES) -> list[tuple]:
 
 def reports_of(design) -> range:
     out = design.output_description()
-    if design.kind == "number":
+    if out["type"] == "integers":
         return range(out["min_report"], out["max_report"] + 1)
-    return range(len(design.true_values))
+    return range(len(out["values"]))
 
 
 def check(design, truths, counts, n: int, alpha: float = 1e-6) -> dict:
@@ -170,7 +171,7 @@ def check(design, truths, counts, n: int, alpha: float = 1e-6) -> dict:
 
 
 def _events(design, reports) -> list[set[int]]:
-    if design.kind == "number":
+    if design.output_description()["type"] == "integers":
         return [
             {r for r in reports if r >= design.upper},
             {r for r in reports if r <= design.lower},

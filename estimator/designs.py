@@ -89,6 +89,8 @@ class Design:
     # The respondent compares the sensitive statement with an innocuous one and reports
     # only "same" or "different" (crosswise): no coin, and the report is that answer.
     compares_statements: ClassVar[bool] = False
+    # A number design that sends one randomized bit rather than the number plus noise.
+    sends_one_bit: ClassVar[bool] = False
 
     def _check_params(self) -> None:
         for param in self.PARAMS:
@@ -707,6 +709,14 @@ class NumberDesign(Design):
     """An integer in [lower, upper] plus integer noise of a known law (none when direct)."""
 
     kind: ClassVar[str] = "number"
+    noise_words: ClassVar[str] = (
+        "two-sided geometric: P(noise = z) = (1 - alpha) / (1 + alpha) * alpha^|z|, "
+        "alpha = exp(-epsilon / (upper - lower)); none when asked directly"
+    )
+    reanalysis_words: ClassVar[str] = (
+        "mean(column) is unbiased for the mean of the true values clipped to "
+        "[lower, upper]; use a t interval from the sample variance of the column"
+    )
     lower: int = 0
     upper: int = 10
 
@@ -1046,3 +1056,8 @@ def composition(designs: Iterable[Design]) -> Composition:
     randomized = tuple(d for d in designs if d.randomized)
     direct = tuple(d for d in designs if not d.randomized)
     return Composition(float(sum(d.epsilon for d in randomized)), randomized, direct)
+
+
+# Designs kept in modules of their own register themselves on import; importing them here
+# puts them in REGISTRY whichever module is imported first.
+import estimator.one_bit  # noqa: E402, F401

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from estimator.designs import Design, _check_index, _count_vector
+from estimator.designs import REGISTRY, Design, _check_index, _count_vector
 from estimator.estimates import BinaryEstimate
 from estimator.intervals import DEFAULT_LEVEL, DEFAULT_METHOD
 from estimator.params import BOUNDS, Param, check_bounds, epsilon_param
@@ -55,6 +55,15 @@ class OneBitMean(Design):
     help: ClassVar[str] = "Your number becomes one coin-like bit; only the average is estimated."
     PARAMS: ClassVar[tuple[Param, ...]] = (epsilon_param(1.0), *BOUNDS)
     output_values: ClassVar[tuple[int, ...]] = (0, 1)
+    sends_one_bit: ClassVar[bool] = True
+    noise_words: ClassVar[str] = (
+        "one bit: 1 with probability c + t * (x - lower) / (upper - lower) for the true "
+        "number x clipped to [lower, upper], t = tanh(epsilon / 2), c = (1 - t) / 2"
+    )
+    reanalysis_words: ClassVar[str] = (
+        "mean = lower + (upper - lower) * (share of 1s - c) / t; interval: a binomial "
+        "interval for the share of 1s mapped through the same line"
+    )
     epsilon: float = 1.0
     lower: int = 0
     upper: int = 10
@@ -76,6 +85,21 @@ class OneBitMean(Design):
     @property
     def width(self) -> int:
         return self.upper - self.lower
+
+    @property
+    def noise_variance(self) -> float:
+        """What a rescaled report lower + width·(bit − c)/t adds to the variance of the
+        true values at worst (all at the bounds, half each): (width/2)²·(1/t² − 1)."""
+        return (self.width / 2) ** 2 * (1 / self.t**2 - 1)
+
+    @property
+    def typical_noise(self) -> float:
+        return math.sqrt(self.noise_variance)
+
+    def report_variance(self, sd: float | None = None) -> float:
+        """A rescaled report's variance at worst, (width/(2t))², whatever the spread
+        ``sd`` of the true values (a bit's variance is largest at λ = ½)."""
+        return (self.width / 2 / self.t) ** 2
 
     @property
     def true_values(self) -> tuple[int, ...]:
@@ -103,8 +127,10 @@ class OneBitMean(Design):
         keep = rng.random(clipped.shape) < 1 / (1 + math.exp(-self.epsilon))
         return np.where(keep, bit, ~bit).astype(np.int8)
 
-    def estimate(self, counts: Any) -> OneBitEstimate:
-        """The mean from the counts of reports ``[zeros, ones]``."""
+    def estimate(self, counts: Any, *, population: int | None = None) -> OneBitEstimate:
+        """The mean from the counts of reports ``[zeros, ones]``. ``population`` is
+        accepted and not applied: the device's rounding to a bit is randomization, so a
+        finite-population correction of the bit's share would understate the error."""
         zeros, ones = _count_vector(counts, 2)
         return OneBitEstimate(self, BinaryEstimate(self, ones, zeros + ones))
 
@@ -126,6 +152,24 @@ class OneBitEstimate:
     @property
     def n(self) -> int:
         return self.normalized.n
+
+    @property
+    def message(self) -> str | None:
+        return self.normalized.message
+
+    @property
+    def noise_variance(self) -> float:
+        return self.design.noise_variance
+
+    def contradicts_design(
+        self, level: float = DEFAULT_LEVEL, method: str = DEFAULT_METHOD
+    ) -> bool:
+        """True when no mean in [lower, upper] explains the share of 1s at this level."""
+        return self.normalized.contradicts_design(level, method)
+
+    def warning(self, level: float = DEFAULT_LEVEL, method: str = DEFAULT_METHOD) -> str | None:
+        """The rate's word on the data: no mean in [lower, upper] explains the bits."""
+        return self.normalized.warning(level, method)
 
     def _scale(self, u: float | None) -> float | None:
         return None if u is None else self.design.lower + self.design.width * u
@@ -152,3 +196,6 @@ class OneBitEstimate:
         if interval is None:
             return None
         return self._scale(interval[0]), self._scale(interval[1])
+
+
+REGISTRY[(OneBitMean.kind, OneBitMean.name)] = OneBitMean

@@ -114,11 +114,9 @@ def _number_codebook(question: Question, design: Design) -> dict:
         "lower": design.lower,
         "upper": design.upper,
         "alpha": alpha,
-        "noise": "two-sided geometric: P(noise = z) = (1 - alpha) / (1 + alpha) * alpha^|z|, "
-        "alpha = exp(-epsilon / (upper - lower)); none when asked directly",
+        "noise": design.noise_words,
         "noise_variance": design.noise_variance,
-        "reanalysis": "mean(column) is unbiased for the mean of the true values clipped to "
-        "[lower, upper]; use a t interval from the sample variance of the column",
+        "reanalysis": design.reanalysis_words,
     }
 
 

@@ -136,6 +136,16 @@ def privacy_words(question) -> str:
     if not math.isfinite(eps):
         return gettext("No privacy for this question: its design can reveal your true answer.")
     numbers = {"epsilon": epsilon_text(eps), "odds": odds_bound(eps)}
+    if design.sends_one_bit:
+        numbers |= {"lower": whole(design.lower), "upper": whole(design.upper)}
+        return (
+            gettext(
+                "ε = %(epsilon)s: only one bit (0 or 1) is sent, never your number; each bit is "
+                "at most %(odds)s (e^ε) more likely for one true number than for any other "
+                "between %(lower)s and %(upper)s."
+            )
+            % numbers
+        )
     if design.kind == "number":
         numbers |= {
             "noise": typical_noise(question),
