@@ -47,6 +47,7 @@ from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
 from survey.models import (
+    MAX_COMPLETION_URL,
     MAX_RETENTION_DAYS,
     MIN_CELL_FLOOR,
     SKIPS_FROZEN,
@@ -57,6 +58,7 @@ from survey.models import (
     Role,
     SharingRefused,
     Survey,
+    validate_completion_url,
 )
 from survey.permissions import api_surveys
 
@@ -439,6 +441,15 @@ class SurveySerializer(serializers.Serializer):
         max_length=MAX_DESCRIPTION,
         help_text="Shown before the questions; nothing is sent until the respondent agrees.",
     )
+    completion_url = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=MAX_COMPLETION_URL,
+        help_text="A panel's completion link, shown as a button after sending; {NAME} "
+        "placeholders are filled in the respondent's browser from the parameters of the "
+        "link they came with (e.g. {PROLIFIC_PID}), which the server never receives.",
+    )
     closes_at = serializers.DateTimeField(
         required=False,
         allow_null=True,
@@ -510,6 +521,13 @@ class SurveySerializer(serializers.Serializer):
         request = self.context.get("request")
         url = survey.get_absolute_url()
         return request.build_absolute_uri(url) if request else url
+
+    def validate_completion_url(self, link: str) -> str:
+        """Checked here, not as a field validator, so the schema keeps it a plain string
+        (an empty one means none, and placeholders are not URL syntax)."""
+        if link:
+            validate_completion_url(link)
+        return link
 
     def validate_min_cell_count(self, k: int) -> int:
         if refusal := (self.instance or Survey()).threshold_refusal(k):

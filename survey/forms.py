@@ -141,6 +141,7 @@ class SurveyForm(forms.ModelForm):
             "requires_invite",
             "allow_skip",
             "consent_text",
+            "completion_url",
             "min_cell_count",
             "population_size",
         ]
@@ -148,8 +149,12 @@ class SurveyForm(forms.ModelForm):
             "requires_invite": "Require a one-time invite to answer",
             "allow_skip": "Offer “Prefer not to answer” on every question",
             "population_size": "Population size (N)",
+            "completion_url": "Completion link (panels)",
         }
         help_texts = {
+            "completion_url": "After sending, respondents get a button to this address. "
+            "{NAME} is replaced, in their browser only, by the parameter NAME of the link "
+            "they came with, e.g. ?pid={PROLIFIC_PID}. The server never sees those values.",
             "allow_skip": "A skip is sent as a skip (never randomized, and the researcher "
             "sees that the question was skipped) and counted apart; estimates are for those "
             "who answered. Fixed once the first answer arrives.",

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.urls import reverse
@@ -61,6 +61,14 @@ def hash_token(token: str) -> str:
 
 # Ten years: a longer "retention" is no retention worth promising.
 MAX_RETENTION_DAYS = 3650
+MAX_COMPLETION_URL = 1000
+
+# Only a web address: a javascript: or data: link would run on the respondent's page.
+validate_completion_url = URLValidator(
+    schemes=["http", "https"],
+    message="Enter an http:// or https:// address, e.g. "
+    "https://app.prolific.com/submissions/complete?cc=XXXX&pid={PROLIFIC_PID}.",
+)
 
 
 class Role(models.TextChoices):
@@ -223,6 +231,15 @@ class Survey(models.Model):
     allow_skip = models.BooleanField(default=True)
     # Shown before the questions; nothing is sent until the respondent agrees.
     consent_text = models.TextField(blank=True, default="")
+    # A panel's completion link: after sending, the respondent's page fills its {NAME}
+    # placeholders from its own address's parameters (a panel id), in the browser only:
+    # the server never stores, logs or receives them.
+    completion_url = models.CharField(
+        max_length=MAX_COMPLETION_URL,
+        blank=True,
+        default="",
+        validators=[validate_completion_url],
+    )
 
     objects = LiveSurveyManager()
     with_trashed = SurveyQuerySet.as_manager()

@@ -11,6 +11,8 @@ const newRound = box.querySelector("[data-new-round]");
 const refused = box.querySelector("[data-refused]");
 const round = Number(box.dataset.round);
 const flip = root?.querySelector("[data-flip]");
+// While answering is locked, the top of the page and the greyed button say so.
+const lockedNotes = root ? [root.querySelector("h1"), flip].filter(Boolean).map(lockedNote) : [];
 let shown = "";
 let open = null;
 let letThrough = false;
@@ -35,6 +37,11 @@ function follow(state) {
   if (!root && open) window.location.reload();
   if (!root) return;
   root.classList.toggle("is-paused", !open);
+  const locked = state.querySelector("[data-session-state]")?.textContent.trim() ?? "";
+  for (const note of lockedNotes) {
+    note.textContent = locked;
+    note.hidden = open || !locked;
+  }
   flip?.setAttribute("aria-disabled", String(!open));
   if (open) refused.hidden = true;
   // A new round asks again: once this device has answered, reload to get the new round's
@@ -43,6 +50,16 @@ function follow(state) {
     if (!received.hidden) window.location.reload();
     newRound.hidden = false;
   }
+}
+
+function lockedNote(neighbour) {
+  const note = document.createElement("p");
+  note.className = "notice locked-note";
+  note.dataset.lockedNote = "";
+  note.hidden = true;
+  if (neighbour === flip) neighbour.before(note);
+  else neighbour.after(note);
+  return note;
 }
 
 async function refresh() {

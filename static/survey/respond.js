@@ -286,6 +286,7 @@ function settle(result, body) {
     statusLine.textContent = t("sent", { reports: sent.join(", ") });
     root.classList.add("is-sent");
     $("[data-after]").hidden = false;
+    showCompletion();
   } else if (retryable(result)) {
     statusLine.textContent = t("offline");
     retryButton.hidden = false;
@@ -293,6 +294,19 @@ function settle(result, body) {
     forget(pendingKey);
     statusLine.textContent = t("notSent", { reason: refusal(result) });
   }
+}
+
+/**
+ * A panel's completion link, its {NAME} placeholders filled from this page's own address.
+ * Here only: those parameters (a panel id) are never sent, stored or remembered.
+ */
+function showCompletion() {
+  const box = $("[data-completion]");
+  if (!box) return;
+  const params = new URLSearchParams(window.location.search);
+  const fill = (_, name) => encodeURIComponent(params.get(name) ?? "");
+  box.querySelector("[data-completion-link]").href = box.dataset.completion.replace(/\{(\w+)\}/g, fill);
+  box.hidden = false;
 }
 
 /** How a report reads: the option's text, the number, same/different or yes/no. */
@@ -484,6 +498,7 @@ $("[data-resend]").addEventListener("click", resend);
 $("[data-forget]").addEventListener("click", forgetAll);
 if (recall(sentKey)) {
   $("[data-already]").hidden = false;
+  showCompletion();
 } else if (recall(pendingKey)) {
   $("[data-pending]").hidden = false;
 } else if ($("[data-consent]")) {

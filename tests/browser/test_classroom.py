@@ -118,10 +118,18 @@ def test_flip_and_send_while_locked_is_refused_before_any_flip_and_works_after_u
     student.get_by_role("button", name=re.compile("^Flip")).click(force=True)
     expect(student.locator("[data-refused]")).to_be_visible(timeout=10_000)
     expect(student.locator("[data-received]")).to_be_hidden()
+    # The top of the page and the greyed button say so, not only the status at the bottom.
+    top, beside = student.locator("[data-locked-note]").all()
+    expect(top).to_have_text("Answering is locked by your instructor: wait for it to open again.")
+    assert top.bounding_box()["y"] < student.locator("[data-question]").bounding_box()["y"]
+    assert beside.evaluate("(note) => note.nextElementSibling.matches('[data-flip]')")
+    expect(beside).to_be_visible()
     assert student.locator("[data-result]:visible").count() == 0  # no "Sent: …" shown
     assert nothing_stored()
     survey.lock(False)
     expect(student.locator("[data-refused]")).to_be_hidden(timeout=10_000)
+    expect(top).to_be_hidden()
+    expect(beside).to_be_hidden()
     student.get_by_role("button", name=re.compile("^Flip")).click()
     expect(student.locator("[data-received]")).to_be_visible(timeout=10_000)
     assert stored_count() == 1
