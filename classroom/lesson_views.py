@@ -220,6 +220,17 @@ def _pick(request: HttpRequest, lesson: Lesson) -> None:
     lessons.pick(lesson)
 
 
+def _simulate_phones(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
+    if lesson.kind != Lesson.Kind.LOCAL:
+        return HttpResponse(
+            "Only the local vs central lesson simulates phones.",
+            status=400,
+            content_type="text/plain",
+        )
+    lessons.simulate_phones(lesson)
+    return None
+
+
 ACTIONS = {
     "toggle-lock": lambda request, lesson: lesson.go(is_locked=not lesson.is_locked),
     "toggle-reveal": lambda request, lesson: lesson.go(revealed=not lesson.revealed),
@@ -234,6 +245,7 @@ ACTIONS = {
     "epsilon": _set_epsilon,
     "generalize": _generalize,
     "pick": _pick,
+    "simulate-phones": _simulate_phones,
 }
 
 
@@ -295,6 +307,9 @@ def _record(lesson: Lesson, choice: str) -> tuple[dict, str | None, int]:
         lesson.actions.create(kind=Action.Kind.QUERY, value=value, epsilon=lesson.epsilon, **base)
         n = len(maths.hospital(lesson.seed).patients)
         return {"my_answer": value, "my_rounded": maths.post_process(value, n)}, None, 200
+    if lesson.kind == Lesson.Kind.LOCAL:
+        report = lessons.send_local(lesson)
+        return {"my_secret": int(report.choice), "my_report": report.value}, None, 200
     context = lessons.lesson_context(lesson)
     if choice not in context["choices"]:
         return {}, gettext("Choose one of the options."), 400

@@ -308,11 +308,135 @@ def exponential(lesson: Lesson) -> dict:
     }
 
 
+# 6. Local vs central noise
+
+CLASS_SIZES = (10, 30, 100, 300, 1000)
+SIZE_GRID = np.geomspace(1, 10_000, 60)
+MARGIN = 0.05
+SIMULATED_PHONES = 20
+
+
+def send_local(lesson: Lesson) -> Action:
+    """One phone's report: the next synthetic classmate's secret plus Laplace noise added
+    before it leaves the phone (the collector stores only the noisy value; the secret is
+    kept beside it because it is synthetic and the projector reveals the truth)."""
+    index = lesson.actions.filter(round=lesson.round, kind=Action.Kind.QUERY).count()
+    secret = maths.classmates(lesson.seed).secret(index)
+    value = maths.local_report(secret, lesson.epsilon, np.random.default_rng())
+    return lesson.actions.create(
+        round=lesson.round,
+        step=lesson.step,
+        kind=Action.Kind.QUERY,
+        choice=str(secret),
+        value=value,
+        epsilon=lesson.epsilon,
+    )
+
+
+def simulate_phones(lesson: Lesson) -> None:
+    """The remote's shortcut for a small class: 20 more phones send their noisy secrets."""
+    for _ in range(SIMULATED_PHONES):
+        send_local(lesson)
+
+
+def local_central(lesson: Lesson) -> dict:
+    reports = list(
+        lesson.actions.filter(round=lesson.round, kind=Action.Kind.QUERY).values_list(
+            "choice", "value"
+        )
+    )
+    n = len(reports)
+    eps = lesson.epsilon
+    true = sum(int(c) for c, _ in reports)
+    local = sum(v for _, v in reports)
+    central = maths.noisy_count(true, eps, private_rng(lesson, "central", n, eps))
+    c_sd = maths.central_sd(max(n, 1), eps)
+    l_sd = maths.local_sd(max(n, 1), eps)
+    # The number line: the truth in the middle, room for the local band (±2 sd).
+    spread = max(2.5 * l_sd, abs(local - true) * 1.1, 4)
+    x = x_axis(true - spread, true + spread)
+    rows = [
+        {
+            "name": "central",
+            "estimate": central,
+            "error": central - true,
+            "sd": c_sd,
+            "low": x(true - 2 * c_sd),
+            "high": x(true + 2 * c_sd),
+            "at": x(central),
+            "y": 95,
+        },
+        {
+            "name": "local",
+            "estimate": local,
+            "error": local - true,
+            "sd": l_sd,
+            "low": x(true - 2 * l_sd),
+            "high": x(true + 2 * l_sd),
+            "at": x(local),
+            "y": 195,
+        },
+    ]
+    for row in rows:
+        row["width"] = round(row["high"] - row["low"], 1)
+    context = {
+        "n_reports": n,
+        "true_count": true,
+        "rows": rows,
+        "ratio": l_sd / c_sd,
+        "sqrt_n": math.sqrt(max(n, 1)),
+        "true_x": x(true),
+        "x_ticks": ticks(x, np.linspace(true - spread, true + spread, 5).round(1)),
+        "scale": maths.laplace_scale(eps),
+        "last_report": reports[-1][1] if reports else None,
+        "choices": [],
+    }
+    if lesson.step >= 1:
+        context |= size_chart(lesson, n)
+    return context
+
+
+def size_chart(lesson: Lesson, n: int) -> dict:
+    """Error (standard deviation of the released count) against class size, log–log: the
+    curator's stays flat, every phone's grows like √n; dots are simulated classes."""
+    eps = lesson.epsilon
+    logs = np.log10(SIZE_GRID)
+    central = [maths.central_sd(1, eps)] * len(SIZE_GRID)
+    local = [maths.local_sd(int(round(m)), eps) for m in SIZE_GRID]
+    rr = [maths.randomized_response_sd(int(round(m)), eps) for m in SIZE_GRID]
+    low = math.log10(min(central[0], rr[0]) / 2)
+    high = math.log10(max(local[-1], rr[-1]) * 1.5)
+    x = Axis(0.0, 4.0, PAD, W - 2 * PAD)
+    y = y_axis(low, high)
+    simulated = maths.simulated_errors(lesson.seed, CLASS_SIZES, eps)
+    return {
+        "line_central": points(logs, np.log10(central), x, y),
+        "line_local": points(logs, np.log10(local), x, y),
+        "line_rr": points(logs, np.log10(rr), x, y),
+        "simulated": [
+            {"x": x(math.log10(m)), "central": y(math.log10(c)), "local": y(math.log10(lo))}
+            for m, c, lo in simulated
+        ],
+        "class_marker": x(math.log10(max(n, 1))),
+        "size_ticks": [{"at": x(k), "label": f"{10**k:,}"} for k in range(5)],
+        "sd_ticks": [
+            {"at": y(k), "label": f"{10.0**k:g}"}
+            for k in range(math.ceil(low), math.floor(high) + 1)
+        ],
+        "margin_pct": round(100 * MARGIN),
+        "needed": {
+            model: maths.respondents_needed(eps, MARGIN, model)
+            for model in ("central", "local", "randomized")
+        },
+    }
+
+
 CONTEXTS = {
     Lesson.Kind.DIFFERENCING: differencing,
     Lesson.Kind.LAPLACE: laplace,
     Lesson.Kind.LINKAGE: linkage,
     Lesson.Kind.EXPONENTIAL: exponential,
+    Lesson.Kind.LOCAL: local_central,
 }
 
 

@@ -77,6 +77,7 @@ class Lesson(models.Model):
         LAPLACE = "laplace", gettext_lazy("The Laplace mechanism")
         LINKAGE = "linkage", gettext_lazy("k-anonymity and linkage")
         EXPONENTIAL = "exponential", gettext_lazy("The exponential mechanism")
+        LOCAL = "local", gettext_lazy("Local vs central noise")
 
     # The steps the instructor walks through, per activity (the projector's headline; the
     # students' phones show it in their language).
@@ -96,6 +97,10 @@ class Lesson(models.Model):
             gettext_lazy("Two k-anonymous releases"),
         ],
         Kind.EXPONENTIAL: [gettext_lazy("Vote"), gettext_lazy("Pick the winner privately")],
+        Kind.LOCAL: [
+            gettext_lazy("Noise on every phone"),
+            gettext_lazy("Error against class size"),
+        ],
     }
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from classroom import lessons
 from classroom.models import Action, Lesson
 from estimator import lessons as maths
 
@@ -391,3 +392,41 @@ def test_every_step_of_every_lesson_renders_for_many_seeds(instructor, owner, se
             url = reverse("classroom:lesson_projector", args=[lesson.id])
             assert instructor.get(url).status_code == 200
             assert instructor.get(lesson.get_absolute_url()).status_code == 200
+
+
+def test_each_phone_sends_its_classmates_secret_with_local_noise(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.LOCAL, epsilon=1.0)
+    mates = maths.classmates(lesson.seed)
+    for _ in range(3):
+        response = send(client, lesson, "send")
+        assert response.status_code == 200
+        assert b"data-my-report" in response.content
+    reports = list(lesson.actions.order_by("id").values_list("choice", "value", "epsilon"))
+    assert [int(c) for c, _, _ in reports] == [mates.secret(i) for i in range(3)]
+    # What the collector stores is noisy, not the secret itself.
+    assert all(v != int(c) for c, v, _ in reports) and {e for *_, e in reports} == {1.0}
+    lesson.go(revealed=True)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert f"data-true-count>{sum(mates.secret(i) for i in range(3))}<" in page
+    assert "data-ratio>1.7×" in page  # √3
+
+
+def test_the_size_chart_says_how_many_respondents_each_model_needs(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.LOCAL, epsilon=1.0, step=1)
+    assert remote_post(client, lesson, "simulate-phones").status_code == 302
+    assert lesson.actions.count() == 20
+    context = lessons.lesson_context(lesson)
+    assert context["ratio"] == pytest.approx(20**0.5)
+    assert context["needed"] == {
+        m: maths.respondents_needed(1.0, 0.05, m) for m in ("central", "local", "randomized")
+    }
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-needed" in page and "data-class-size" in page
+    assert f"<td>{context['needed']['local']}</td>" in page
+
+
+def test_only_the_local_lesson_simulates_phones(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LAPLACE)
+    response = remote_post(client, lesson, "simulate-phones")
+    assert response.status_code == 400 and b"Only the local" in response.content
+    assert not lesson.actions.exists()
