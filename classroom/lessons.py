@@ -401,9 +401,10 @@ def size_chart(lesson: Lesson, n: int) -> dict:
     curator's stays flat, every phone's grows like √n; dots are simulated classes."""
     eps = lesson.epsilon
     logs = np.log10(SIZE_GRID)
-    central = [maths.central_sd(1, eps)] * len(SIZE_GRID)
-    local = [maths.local_sd(int(round(m)), eps) for m in SIZE_GRID]
-    rr = [maths.randomized_response_sd(int(round(m)), eps) for m in SIZE_GRID]
+    # Both local curves are √n times their one-person value (drawn for real n, not steps).
+    central = np.full(len(SIZE_GRID), maths.central_sd(1, eps))
+    local = np.sqrt(SIZE_GRID) * maths.local_sd(1, eps)
+    rr = np.sqrt(SIZE_GRID) * maths.randomized_response_sd(1, eps)
     low = math.log10(min(central[0], rr[0]) / 2)
     high = math.log10(max(local[-1], rr[-1]) * 1.5)
     x = Axis(0.0, 4.0, PAD, W - 2 * PAD)
