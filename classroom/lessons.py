@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.utils.translation import gettext_noop
+from scipy.stats import norm
 
 from classroom.models import DEFAULT_VOTE_OPTIONS, Action, Lesson
 from estimator import lessons as maths
@@ -432,12 +433,95 @@ def size_chart(lesson: Lesson, n: int) -> dict:
     }
 
 
+# 7. (ε, δ) and the Gaussian mechanism
+
+DELTA_GRID = np.geomspace(1e-12, 0.3, 60)
+CENSUS = 1_000_000
+
+
+def ask_both(lesson: Lesson) -> tuple[float, float]:
+    """One phone's question to both databases: the ward's count with Laplace noise (ε) and
+    with Gaussian noise calibrated to (ε, δ)."""
+    true = maths.hospital(lesson.seed).total
+    rng = np.random.default_rng()
+    sigma = maths.gaussian_sigma(lesson.epsilon, lesson.delta)
+    answers = (maths.noisy_count(true, lesson.epsilon, rng), float(true + rng.normal(0, sigma)))
+    for name, value in zip(("laplace", "gaussian"), answers, strict=True):
+        lesson.actions.create(
+            round=lesson.round,
+            step=lesson.step,
+            kind=Action.Kind.QUERY,
+            choice=name,
+            value=value,
+            epsilon=lesson.epsilon,
+        )
+    return answers
+
+
+def gaussian(lesson: Lesson) -> dict:
+    attack = maths.hospital(lesson.seed)
+    true, n = attack.total, len(attack.patients)
+    eps, delta = lesson.epsilon, lesson.delta
+    b, sigma = maths.laplace_scale(eps), maths.gaussian_sigma(eps, delta)
+    answers = list(
+        lesson.actions.filter(round=lesson.round, kind=Action.Kind.QUERY).values_list(
+            "choice", "value"
+        )
+    )
+    spread = max(4 * max(b, sigma), 4)
+    x = x_axis(true - spread, true + spread)
+    grid = np.linspace(-spread, spread, 161)
+    lap = maths.laplace_density(grid, b)
+    gauss = norm.pdf(grid, scale=sigma)
+    y = y_axis(0, float(max(lap.max(), gauss.max())) * 1.1)
+    seen: Counter = Counter()
+    dots = []
+    for name, value in answers:
+        slot = (name, round(value * 2) / 2)
+        seen[slot] += 1
+        dots.append({"x": x(value), "y": H - PAD - 14 * seen[slot], "name": name})
+    context = {
+        "true_count": true,
+        "n_patients": n,
+        "scale": b,
+        "sigma": sigma,
+        "n_asked": sum(1 for name, _ in answers if name == "laplace"),
+        "dots": dots,
+        "density_laplace": points(grid + true, lap, x, y),
+        "density_gaussian": points(grid + true, gauss, x, y),
+        "true_x": x(true),
+        "x_ticks": ticks(x, np.linspace(true - spread, true + spread, 5).round(1)),
+        "loss_beyond": maths.gaussian_loss_beyond(sigma, eps),
+        "exposed_ward": maths.exposed(n, delta),
+        "exposed_census": maths.exposed(CENSUS, delta),
+        "census": CENSUS,
+        "choices": [],
+    }
+    if lesson.step >= 1:
+        dx = Axis(math.log10(DELTA_GRID[0]), math.log10(DELTA_GRID[-1]), PAD, W - 2 * PAD)
+        exact = [maths.gaussian_sigma(eps, d) for d in DELTA_GRID]
+        classic = [maths.classic_gaussian_sigma(eps, d) for d in DELTA_GRID]
+        top = max(classic[0], b) * 1.1
+        sy = y_axis(0, top)
+        logs = np.log10(DELTA_GRID)
+        context |= {
+            "line_exact": points(logs, exact, dx, sy),
+            "line_classic": points(logs, classic, dx, sy),
+            "laplace_y": sy(b),
+            "delta_marker": {"x": dx(math.log10(delta)), "y": sy(sigma)},
+            "delta_ticks": [{"at": dx(k), "label": f"10^{k}"} for k in range(-12, 0, 2)],
+            "sigma_ticks": ticks(sy, np.linspace(0, top, 5).round(1)),
+        }
+    return context
+
+
 CONTEXTS = {
     Lesson.Kind.DIFFERENCING: differencing,
     Lesson.Kind.LAPLACE: laplace,
     Lesson.Kind.LINKAGE: linkage,
     Lesson.Kind.EXPONENTIAL: exponential,
     Lesson.Kind.LOCAL: local_central,
+    Lesson.Kind.GAUSSIAN: gaussian,
 }
 
 

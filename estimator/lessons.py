@@ -1,5 +1,6 @@
 """The maths behind the classroom lessons: differencing attacks, the Laplace mechanism and
-its budget, k-anonymity and linkage, the exponential mechanism, local against central noise.
+its budget, k-anonymity and linkage, the exponential mechanism, local against central
+noise, (ε, δ) and the Gaussian mechanism.
 
 Pure numpy/scipy (no Django): the classroom pages only display what these functions
 return. Every table is synthetic and generated from a seed that the projector shows, so
@@ -18,6 +19,8 @@ References
 .. [4] S. L. Warner, "Randomized response: a survey technique for eliminating evasive
    answer bias", JASA 60 (1965); the local model's √n cost: S. P. Kasiviswanathan et al.,
    "What can we learn privately?", SIAM J. Comput. 40 (2011).
+.. [5] B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential
+   privacy: analytical calibration and optimal denoising", ICML 2018.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import norm
 
 FIRST_NAMES = [
     "Ada",
@@ -489,3 +494,61 @@ def simulated_errors(
             (int(n), float(np.sqrt(np.mean(central**2))), float(np.sqrt(np.mean(local**2))))
         )
     return rows
+
+
+# (ε, δ) and the Gaussian mechanism
+
+
+def _check_delta(delta: float) -> float:
+    delta = float(delta)
+    if not 0 < delta < 1:
+        raise ValueError(f"δ must be between 0 and 1, got {delta!r}")
+    return delta
+
+
+def _phi(x: float) -> float:
+    """The standard normal CDF for one number (erfc keeps the far tail accurate)."""
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """The smallest δ for which N(0, σ²) noise on a query of sensitivity Δ is (ε, δ)-DP:
+    Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) [5]_."""
+    epsilon = _check_epsilon(epsilon)
+    if not sigma > 0:
+        raise ValueError(f"σ must be positive, got {sigma!r}")
+    a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+    return max(_phi(a - b) - math.exp(epsilon) * _phi(-a - b), 0.0)
+
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The least Gaussian noise σ that is (ε, δ)-DP (the exact bound above, solved for
+    log σ; δ falls as σ grows). Smaller than the classic Δ√(2 ln(1.25/δ))/ε [1]_."""
+    epsilon, delta = _check_epsilon(epsilon), _check_delta(delta)
+
+    def excess(log_sigma: float) -> float:
+        return gaussian_delta(math.exp(log_sigma), epsilon, sensitivity) - delta
+
+    low, high = math.log(1e-6 * sensitivity), math.log(1e6 * sensitivity)
+    return math.exp(brentq(excess, low, high, xtol=1e-12, rtol=1e-12))
+
+
+def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Dwork and Roth's σ = Δ√(2 ln(1.25/δ))/ε (proved for ε < 1) [1]_."""
+    return (
+        sensitivity * math.sqrt(2 * math.log(1.25 / _check_delta(delta))) / _check_epsilon(epsilon)
+    )
+
+
+def gaussian_loss_beyond(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """P(privacy loss > ε) under Gaussian noise: the loss is N(μ, 2μ) with μ = Δ²/2σ², so
+    unlike Laplace's (never above ε) it exceeds any ε with some probability — what δ
+    pays for."""
+    mu = sensitivity**2 / (2 * sigma**2)
+    return float(norm.sf((_check_epsilon(epsilon) - mu) / math.sqrt(2 * mu)))
+
+
+def exposed(n: int, delta: float) -> float:
+    """Expected people published in full by the (0, δ)-DP mechanism "release each row with
+    probability δ": n·δ. Hence δ must be far below 1/n."""
+    return _check_n(n) * _check_delta(delta)

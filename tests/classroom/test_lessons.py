@@ -430,3 +430,34 @@ def test_only_the_local_lesson_simulates_phones(client, make_lesson):
     response = remote_post(client, lesson, "simulate-phones")
     assert response.status_code == 400 and b"Only the local" in response.content
     assert not lesson.actions.exists()
+
+
+def test_a_phone_asks_both_databases_and_delta_moves_sigma(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.GAUSSIAN, epsilon=1.0)
+    response = send(client, lesson)
+    assert response.status_code == 200 and b"data-my-answers" in response.content
+    assert sorted(lesson.actions.values_list("choice", flat=True)) == ["gaussian", "laplace"]
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    sigma = maths.gaussian_sigma(1.0, 1e-5)
+    assert f"data-sigma>{sigma:.2f}<" in instructor.get(projector).content.decode()
+    assert remote_post(client, lesson, "delta", {"notch": 1}).status_code == 302
+    lesson.refresh_from_db()
+    assert lesson.delta == 0.01
+    sigma = maths.gaussian_sigma(1.0, 0.01)
+    assert f"data-sigma>{sigma:.2f}<" in instructor.get(projector).content.decode()
+
+
+def test_a_bad_delta_is_refused_and_nothing_changes(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.GAUSSIAN)
+    response = remote_post(client, lesson, "delta", {"notch": 99})
+    assert response.status_code == 400
+    assert "Ensure this value is less than or equal to 5" in response.content.decode()
+    lesson.refresh_from_db()
+    assert lesson.delta == 1e-5
+
+
+def test_what_delta_permits_shows_the_people_exposed(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.GAUSSIAN, step=1, delta=0.01)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-exposed" in page and "data-delta-marker" in page
+    assert "<td>0.24</td>" in page  # 24 patients × δ = 0.01

@@ -303,3 +303,47 @@ def test_classmates_come_from_the_seed():
 def test_local_central_refuses_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# (ε, δ) and the Gaussian mechanism
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.5, 1e-5), (1.0, 1e-3), (2.0, 1e-10)])
+def test_the_gaussian_sigma_meets_delta_exactly_and_beats_the_textbook(epsilon, delta):
+    sigma = lessons.gaussian_sigma(epsilon, delta)
+    assert lessons.gaussian_delta(sigma, epsilon) == pytest.approx(delta, rel=1e-6)
+    assert lessons.gaussian_delta(sigma * 0.99, epsilon) > delta
+    if epsilon < 1:
+        assert sigma < lessons.classic_gaussian_sigma(epsilon, delta)
+
+
+def test_the_gaussian_delta_is_the_worst_case_over_outputs_by_brute_force():
+    # δ(ε) = ∫ max(p(x) − e^ε q(x), 0) dx for N(0, σ²) against N(1, σ²).
+    sigma, epsilon = 1.5, 0.7
+    x = np.linspace(-20, 20, 400_001)
+    p, q = stats.norm.pdf(x, 0, sigma), stats.norm.pdf(x, 1, sigma)
+    brute = np.trapezoid(np.maximum(p - np.exp(epsilon) * q, 0), x)
+    assert lessons.gaussian_delta(sigma, epsilon) == pytest.approx(brute, rel=1e-4)
+
+
+def test_smaller_delta_needs_more_noise_and_the_loss_beyond_epsilon_shrinks():
+    sigmas = [lessons.gaussian_sigma(1.0, d) for d in (0.1, 1e-3, 1e-5, 1e-10)]
+    assert sigmas == sorted(sigmas)
+    losses = [lessons.gaussian_loss_beyond(s, 1.0) for s in sigmas]
+    assert losses == sorted(losses, reverse=True) and 0 < losses[-1] < 1e-6
+    assert lessons.exposed(24, 0.01) == pytest.approx(0.24)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: lessons.gaussian_sigma(1.0, 0), "δ must be"),
+        (lambda: lessons.gaussian_sigma(1.0, 1), "δ must be"),
+        (lambda: lessons.gaussian_sigma(0, 1e-5), "ε must be"),
+        (lambda: lessons.gaussian_delta(0, 1.0), "σ must be"),
+        (lambda: lessons.exposed(0, 0.1), "n must be"),
+    ],
+)
+def test_gaussian_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
