@@ -437,6 +437,7 @@ def size_chart(lesson: Lesson, n: int) -> dict:
 
 DELTA_GRID = np.geomspace(1e-12, 0.3, 60)
 CENSUS = 1_000_000
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def ask_both(lesson: Lesson) -> tuple[float, float]:
@@ -509,7 +510,10 @@ def gaussian(lesson: Lesson) -> dict:
             "line_classic": points(logs, classic, dx, sy),
             "laplace_y": sy(b),
             "delta_marker": {"x": dx(math.log10(delta)), "y": sy(sigma)},
-            "delta_ticks": [{"at": dx(k), "label": f"10^{k}"} for k in range(-12, 0, 2)],
+            "delta_ticks": [
+                {"at": dx(k), "label": "10" + str(k).translate(SUPERSCRIPT)}
+                for k in range(-12, 0, 2)
+            ],
             "sigma_ticks": ticks(sy, np.linspace(0, top, 5).round(1)),
         }
     return context

@@ -266,3 +266,25 @@ def test_local_noise_on_every_phone_against_one_curator(live_server, browser, pa
     expect(projector.locator("[data-needed]")).to_contain_text(str(needed), timeout=FOLLOW)
     shoot(projector, "lesson-local-projector")
     phone.context.close()
+
+
+def test_gaussian_beside_laplace_and_what_delta_permits(live_server, browser, page, owner, shoot):
+    lesson, _ = start_lesson(page, live_server, "(ε, δ) and the Gaussian mechanism")
+    projector = open_projector(page.context, live_server, lesson)
+    phone = browser.new_context(viewport=PHONE, bypass_csp=True).new_page()
+    phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    phone.get_by_role("button", name="Ask both databases").click()
+    expect(phone.locator("[data-my-answers]")).to_contain_text("Gaussian answered")
+    shoot(phone, "lesson-gaussian-phone")
+    assert serious_violations(phone) == []
+    expect(projector.locator("[data-asked]")).to_have_text("1", timeout=FOLLOW)
+    page.get_by_label(re.compile("^Failure probability δ")).fill("1")
+    page.get_by_role("button", name="Set δ").click()
+    expect(page.locator("[data-delta]")).to_have_text("0.01")
+    sigma = maths.gaussian_sigma(1.0, 0.01)
+    expect(projector.locator("[data-sigma]")).to_have_text(f"{sigma:.2f}", timeout=FOLLOW)
+    press(page, "Next step →")
+    expect(phone.locator(".lesson-step")).to_have_text("What δ permits", timeout=FOLLOW)
+    expect(projector.locator("[data-exposed]")).to_contain_text("0.24", timeout=FOLLOW)
+    shoot(projector, "lesson-gaussian-projector")
+    phone.context.close()
