@@ -20,7 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from classroom import lessons
-from classroom.models import EPSILON_CHOICES, Action, Lesson
+from classroom.models import DELTA_CHOICES, EPSILON_CHOICES, Action, Lesson
 from classroom.views import (
     POLL_SECONDS,
     STATUS_FRESH_SECONDS,
@@ -52,6 +52,21 @@ class EpsilonForm(forms.Form):
     @property
     def epsilon(self) -> float:
         return EPSILON_CHOICES[self.cleaned_data["notch"]]
+
+
+class DeltaForm(forms.Form):
+    """δ as a slider from 0.1 down to 10⁻¹⁰, one notch each."""
+
+    notch = forms.IntegerField(
+        min_value=0,
+        max_value=len(DELTA_CHOICES) - 1,
+        label="Failure probability δ",
+        widget=forms.NumberInput(attrs={"type": "range", "step": 1, "list": "delta-notches"}),
+    )
+
+    @property
+    def delta(self) -> float:
+        return DELTA_CHOICES[self.cleaned_data["notch"]]
 
 
 class GeneralizeForm(forms.Form):
@@ -149,6 +164,13 @@ def _remote_page(request: HttpRequest, lesson: Lesson, status: int = 200, **form
             "epsilon_form": forms_.get("epsilon_form")
             or EpsilonForm(initial={"notch": _notch(lesson.epsilon)}),
             "epsilon_notches": EPSILON_CHOICES,
+            "delta_form": forms_.get("delta_form")
+            or DeltaForm(
+                initial={"notch": DELTA_CHOICES.index(lesson.delta)}
+                if lesson.delta in DELTA_CHOICES
+                else None
+            ),
+            "delta_notches": [f"{d:g}" for d in DELTA_CHOICES],
             "generalize_form": forms_.get("generalize_form")
             or GeneralizeForm(
                 initial={
@@ -208,6 +230,14 @@ def _set_epsilon(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
     return None
 
 
+def _set_delta(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
+    form = DeltaForm(request.POST)
+    if not form.is_valid():
+        return _remote_page(request, lesson, status=400, delta_form=form)
+    lesson.go(delta=form.delta)
+    return None
+
+
 def _generalize(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
     form = GeneralizeForm(request.POST)
     if not form.is_valid():
@@ -218,6 +248,17 @@ def _generalize(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
 
 def _pick(request: HttpRequest, lesson: Lesson) -> None:
     lessons.pick(lesson)
+
+
+def _simulate_phones(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
+    if lesson.kind != Lesson.Kind.LOCAL:
+        return HttpResponse(
+            "Only the local vs central lesson simulates phones.",
+            status=400,
+            content_type="text/plain",
+        )
+    lessons.simulate_phones(lesson)
+    return None
 
 
 ACTIONS = {
@@ -232,8 +273,10 @@ ACTIONS = {
     "new-round": lambda request, lesson: lesson.new_round(),
     "new-data": lambda request, lesson: (lesson.go(seed=lesson.seed + 1), lesson.new_round()),
     "epsilon": _set_epsilon,
+    "delta": _set_delta,
     "generalize": _generalize,
     "pick": _pick,
+    "simulate-phones": _simulate_phones,
 }
 
 
@@ -295,6 +338,12 @@ def _record(lesson: Lesson, choice: str) -> tuple[dict, str | None, int]:
         lesson.actions.create(kind=Action.Kind.QUERY, value=value, epsilon=lesson.epsilon, **base)
         n = len(maths.hospital(lesson.seed).patients)
         return {"my_answer": value, "my_rounded": maths.post_process(value, n)}, None, 200
+    if lesson.kind == Lesson.Kind.GAUSSIAN:
+        laplace_answer, gaussian_answer = lessons.ask_both(lesson)
+        return {"my_laplace": laplace_answer, "my_gaussian": gaussian_answer}, None, 200
+    if lesson.kind == Lesson.Kind.LOCAL:
+        report = lessons.send_local(lesson)
+        return {"my_secret": int(report.choice), "my_report": report.value}, None, 200
     context = lessons.lesson_context(lesson)
     if choice not in context["choices"]:
         return {}, gettext("Choose one of the options."), 400

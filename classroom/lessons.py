@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.utils.translation import gettext_noop
+from scipy.stats import norm
 
 from classroom.models import DEFAULT_VOTE_OPTIONS, Action, Lesson
 from estimator import lessons as maths
@@ -308,11 +309,223 @@ def exponential(lesson: Lesson) -> dict:
     }
 
 
+# 6. Local vs central noise
+
+CLASS_SIZES = (10, 30, 100, 300, 1000)
+SIZE_GRID = np.geomspace(1, 10_000, 60)
+MARGIN = 0.05
+SIMULATED_PHONES = 20
+
+
+def send_local(lesson: Lesson) -> Action:
+    """One phone's report: the next synthetic classmate's secret plus Laplace noise added
+    before it leaves the phone (the collector stores only the noisy value; the secret is
+    kept beside it because it is synthetic and the projector reveals the truth)."""
+    index = lesson.actions.filter(round=lesson.round, kind=Action.Kind.QUERY).count()
+    secret = maths.classmates(lesson.seed).secret(index)
+    value = maths.local_report(secret, lesson.epsilon, np.random.default_rng())
+    return lesson.actions.create(
+        round=lesson.round,
+        step=lesson.step,
+        kind=Action.Kind.QUERY,
+        choice=str(secret),
+        value=value,
+        epsilon=lesson.epsilon,
+    )
+
+
+def simulate_phones(lesson: Lesson) -> None:
+    """The remote's shortcut for a small class: 20 more phones send their noisy secrets."""
+    for _ in range(SIMULATED_PHONES):
+        send_local(lesson)
+
+
+def local_central(lesson: Lesson) -> dict:
+    reports = list(
+        lesson.actions.filter(round=lesson.round, kind=Action.Kind.QUERY).values_list(
+            "choice", "value"
+        )
+    )
+    n = len(reports)
+    eps = lesson.epsilon
+    true = sum(int(c) for c, _ in reports)
+    local = sum(v for _, v in reports)
+    central = maths.noisy_count(true, eps, private_rng(lesson, "central", n, eps))
+    c_sd = maths.central_sd(max(n, 1), eps)
+    l_sd = maths.local_sd(max(n, 1), eps)
+    # The number line: the truth in the middle, room for the local band (±2 sd).
+    spread = max(2.5 * l_sd, abs(local - true) * 1.1, 4)
+    x = x_axis(true - spread, true + spread)
+    rows = [
+        {
+            "name": "central",
+            "estimate": central,
+            "error": central - true,
+            "sd": c_sd,
+            "low": x(true - 2 * c_sd),
+            "high": x(true + 2 * c_sd),
+            "at": x(central),
+            "y": 95,
+        },
+        {
+            "name": "local",
+            "estimate": local,
+            "error": local - true,
+            "sd": l_sd,
+            "low": x(true - 2 * l_sd),
+            "high": x(true + 2 * l_sd),
+            "at": x(local),
+            "y": 195,
+        },
+    ]
+    for row in rows:
+        row["width"] = round(row["high"] - row["low"], 1)
+    context = {
+        "n_reports": n,
+        "true_count": true,
+        "rows": rows,
+        "ratio": l_sd / c_sd,
+        "sqrt_n": math.sqrt(max(n, 1)),
+        "true_x": x(true),
+        "x_ticks": ticks(x, np.linspace(true - spread, true + spread, 5).round(1)),
+        "scale": maths.laplace_scale(eps),
+        "last_report": reports[-1][1] if reports else None,
+        "choices": [],
+    }
+    if lesson.step >= 1:
+        context |= size_chart(lesson, n)
+    return context
+
+
+def size_chart(lesson: Lesson, n: int) -> dict:
+    """Error (standard deviation of the released count) against class size, log–log: the
+    curator's stays flat, every phone's grows like √n; dots are simulated classes."""
+    eps = lesson.epsilon
+    logs = np.log10(SIZE_GRID)
+    # Both local curves are √n times their one-person value (drawn for real n, not steps).
+    central = np.full(len(SIZE_GRID), maths.central_sd(1, eps))
+    local = np.sqrt(SIZE_GRID) * maths.local_sd(1, eps)
+    rr = np.sqrt(SIZE_GRID) * maths.randomized_response_sd(1, eps)
+    low = math.log10(min(central[0], rr[0]) / 2)
+    high = math.log10(max(local[-1], rr[-1]) * 1.5)
+    x = Axis(0.0, 4.0, PAD, W - 2 * PAD)
+    y = y_axis(low, high)
+    simulated = maths.simulated_errors(lesson.seed, CLASS_SIZES, eps)
+    return {
+        "line_central": points(logs, np.log10(central), x, y),
+        "line_local": points(logs, np.log10(local), x, y),
+        "line_rr": points(logs, np.log10(rr), x, y),
+        "simulated": [
+            {"x": x(math.log10(m)), "central": y(math.log10(c)), "local": y(math.log10(lo))}
+            for m, c, lo in simulated
+        ],
+        "class_marker": x(math.log10(max(n, 1))),
+        "size_ticks": [{"at": x(k), "label": f"{10**k:,}"} for k in range(5)],
+        "sd_ticks": [
+            {"at": y(k), "label": f"{10.0**k:g}"}
+            for k in range(math.ceil(low), math.floor(high) + 1)
+        ],
+        "margin_pct": round(100 * MARGIN),
+        "needed": {
+            model: maths.respondents_needed(eps, MARGIN, model)
+            for model in ("central", "local", "randomized")
+        },
+    }
+
+
+# 7. (ε, δ) and the Gaussian mechanism
+
+DELTA_GRID = np.geomspace(1e-12, 0.3, 60)
+CENSUS = 1_000_000
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def ask_both(lesson: Lesson) -> tuple[float, float]:
+    """One phone's question to both databases: the ward's count with Laplace noise (ε) and
+    with Gaussian noise calibrated to (ε, δ)."""
+    true = maths.hospital(lesson.seed).total
+    rng = np.random.default_rng()
+    sigma = maths.gaussian_sigma(lesson.epsilon, lesson.delta)
+    answers = (maths.noisy_count(true, lesson.epsilon, rng), float(true + rng.normal(0, sigma)))
+    for name, value in zip(("laplace", "gaussian"), answers, strict=True):
+        lesson.actions.create(
+            round=lesson.round,
+            step=lesson.step,
+            kind=Action.Kind.QUERY,
+            choice=name,
+            value=value,
+            epsilon=lesson.epsilon,
+        )
+    return answers
+
+
+def gaussian(lesson: Lesson) -> dict:
+    attack = maths.hospital(lesson.seed)
+    true, n = attack.total, len(attack.patients)
+    eps, delta = lesson.epsilon, lesson.delta
+    b, sigma = maths.laplace_scale(eps), maths.gaussian_sigma(eps, delta)
+    answers = list(
+        lesson.actions.filter(round=lesson.round, kind=Action.Kind.QUERY).values_list(
+            "choice", "value"
+        )
+    )
+    spread = max(4 * max(b, sigma), 4)
+    x = x_axis(true - spread, true + spread)
+    grid = np.linspace(-spread, spread, 161)
+    lap = maths.laplace_density(grid, b)
+    gauss = norm.pdf(grid, scale=sigma)
+    y = y_axis(0, float(max(lap.max(), gauss.max())) * 1.1)
+    seen: Counter = Counter()
+    dots = []
+    for name, value in answers:
+        slot = (name, round(value * 2) / 2)
+        seen[slot] += 1
+        dots.append({"x": x(value), "y": H - PAD - 14 * seen[slot], "name": name})
+    context = {
+        "true_count": true,
+        "n_patients": n,
+        "scale": b,
+        "sigma": sigma,
+        "n_asked": sum(1 for name, _ in answers if name == "laplace"),
+        "dots": dots,
+        "density_laplace": points(grid + true, lap, x, y),
+        "density_gaussian": points(grid + true, gauss, x, y),
+        "true_x": x(true),
+        "x_ticks": ticks(x, np.linspace(true - spread, true + spread, 5).round(1)),
+        "loss_beyond": maths.gaussian_loss_beyond(sigma, eps),
+        "exposed_ward": maths.exposed(n, delta),
+        "exposed_census": maths.exposed(CENSUS, delta),
+        "census": CENSUS,
+        "choices": [],
+    }
+    if lesson.step >= 1:
+        dx = Axis(math.log10(DELTA_GRID[0]), math.log10(DELTA_GRID[-1]), PAD, W - 2 * PAD)
+        exact = [maths.gaussian_sigma(eps, d) for d in DELTA_GRID]
+        classic = [maths.classic_gaussian_sigma(eps, d) for d in DELTA_GRID]
+        top = max(classic[0], b) * 1.1
+        sy = y_axis(0, top)
+        logs = np.log10(DELTA_GRID)
+        context |= {
+            "line_exact": points(logs, exact, dx, sy),
+            "line_classic": points(logs, classic, dx, sy),
+            "laplace_y": sy(b),
+            "delta_marker": {"x": dx(math.log10(delta)), "y": sy(sigma)},
+            "delta_ticks": [
+                {"at": dx(k), "label": "10" + str(k).translate(SUPERSCRIPT)}
+                for k in range(-12, 0, 2)
+            ],
+            "sigma_ticks": ticks(sy, np.linspace(0, top, 5).round(1)),
+        }
+    return context
+
+
 CONTEXTS = {
     Lesson.Kind.DIFFERENCING: differencing,
     Lesson.Kind.LAPLACE: laplace,
     Lesson.Kind.LINKAGE: linkage,
     Lesson.Kind.EXPONENTIAL: exponential,
+    Lesson.Kind.LOCAL: local_central,
+    Lesson.Kind.GAUSSIAN: gaussian,
 }
 
 

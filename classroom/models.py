@@ -17,6 +17,7 @@ from estimator.designs import make_design
 from survey.models import Question, Survey, new_join_code
 
 EPSILON_CHOICES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+DELTA_CHOICES = (0.1, 0.01, 1e-3, 1e-5, 1e-7, 1e-10)
 DEFAULT_VOTE_OPTIONS = [
     gettext_noop("Cryptography"),
     gettext_noop("Fairness in ML"),
@@ -77,6 +78,8 @@ class Lesson(models.Model):
         LAPLACE = "laplace", gettext_lazy("The Laplace mechanism")
         LINKAGE = "linkage", gettext_lazy("k-anonymity and linkage")
         EXPONENTIAL = "exponential", gettext_lazy("The exponential mechanism")
+        LOCAL = "local", gettext_lazy("Local vs central noise")
+        GAUSSIAN = "gaussian", gettext_lazy("(ε, δ) and the Gaussian mechanism")
 
     # The steps the instructor walks through, per activity (the projector's headline; the
     # students' phones show it in their language).
@@ -96,6 +99,14 @@ class Lesson(models.Model):
             gettext_lazy("Two k-anonymous releases"),
         ],
         Kind.EXPONENTIAL: [gettext_lazy("Vote"), gettext_lazy("Pick the winner privately")],
+        Kind.LOCAL: [
+            gettext_lazy("Noise on every phone"),
+            gettext_lazy("Error against class size"),
+        ],
+        Kind.GAUSSIAN: [
+            gettext_lazy("Laplace beside Gaussian"),
+            gettext_lazy("What δ permits"),
+        ],
     }
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
@@ -107,6 +118,8 @@ class Lesson(models.Model):
     is_locked = models.BooleanField(default=False)
     revealed = models.BooleanField(default=False)
     budget = models.FloatField(default=5.0)
+    # (ε, δ): the chance the Gaussian mechanism's guarantee is allowed to fail.
+    delta = models.FloatField(default=1e-5)
     # k-anonymity: the generalization the instructor chose (postcode digits, year bins, sex).
     postcode_digits = models.PositiveSmallIntegerField(default=4)
     year_width = models.PositiveSmallIntegerField(default=1)
@@ -158,6 +171,7 @@ class Lesson(models.Model):
             self.is_locked,
             self.revealed,
             self.epsilon,
+            self.delta,
             self.seed,
             self.generalization,
             tuple(self.options),

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from classroom.models import Action, Lesson
 from estimator import lessons as maths
 from tests.browser.conftest import PHONE
+from tests.browser.test_respondent_accessibility import AXE, serious_violations
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -237,3 +238,53 @@ def test_exponential_vote_then_pick_privately_and_rerun(live_server, browser, pa
         expect(phone.locator("[data-last-pick]")).to_have_text(lesson.last_pick, timeout=FOLLOW)
     shoot(projector, "lesson-exponential-projector")
     close([*phones, remote])
+
+
+def test_local_noise_on_every_phone_against_one_curator(live_server, browser, page, owner, shoot):
+    lesson, _ = start_lesson(page, live_server, "Local vs central noise")
+    projector = open_projector(page.context, live_server, lesson)
+    assert AXE.exists(), "axe-core is missing: run `npm ci`"
+    phone = browser.new_context(viewport=PHONE, bypass_csp=True).new_page()
+    phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    phone.get_by_role("button", name="Send my noisy secret").click()
+    expect(phone.locator("[data-my-report]")).to_contain_text("your phone sent")
+    shoot(phone, "lesson-local-phone")
+    assert serious_violations(phone) == []
+    expect(projector.locator("[data-reports]")).to_have_text("1", timeout=FOLLOW)
+    press(page, "Add 20 simulated phones")
+    expect(page.locator("[data-remote-detail]")).to_contain_text("21 reports")
+    expect(projector.locator("[data-reports]")).to_have_text("21", timeout=FOLLOW)
+    expect(projector.locator("[data-ratio]")).to_have_text("4.6×")  # √21
+    press(page, "Reveal")
+    secrets = maths.classmates(lesson.seed).secrets[:21]
+    expect(projector.locator("[data-true-count]")).to_have_text(str(sum(secrets)), timeout=FOLLOW)
+    shoot(projector, "lesson-local-curator-projector")
+    press(page, "Next step →")
+    expect(phone.locator(".lesson-step")).to_have_text("Error against class size", timeout=FOLLOW)
+    expect(phone.locator("[data-my-report]")).to_have_count(0)
+    needed = maths.respondents_needed(1.0, 0.05, "local")
+    expect(projector.locator("[data-needed]")).to_contain_text(str(needed), timeout=FOLLOW)
+    shoot(projector, "lesson-local-projector")
+    phone.context.close()
+
+
+def test_gaussian_beside_laplace_and_what_delta_permits(live_server, browser, page, owner, shoot):
+    lesson, _ = start_lesson(page, live_server, "(ε, δ) and the Gaussian mechanism")
+    projector = open_projector(page.context, live_server, lesson)
+    phone = browser.new_context(viewport=PHONE, bypass_csp=True).new_page()
+    phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    phone.get_by_role("button", name="Ask both databases").click()
+    expect(phone.locator("[data-my-answers]")).to_contain_text("Gaussian answered")
+    shoot(phone, "lesson-gaussian-phone")
+    assert serious_violations(phone) == []
+    expect(projector.locator("[data-asked]")).to_have_text("1", timeout=FOLLOW)
+    page.get_by_label(re.compile("^Failure probability δ")).fill("1")
+    page.get_by_role("button", name="Set δ").click()
+    expect(page.locator("[data-delta]")).to_have_text("0.01")
+    sigma = maths.gaussian_sigma(1.0, 0.01)
+    expect(projector.locator("[data-sigma]")).to_have_text(f"{sigma:.2f}", timeout=FOLLOW)
+    press(page, "Next step →")
+    expect(phone.locator(".lesson-step")).to_have_text("What δ permits", timeout=FOLLOW)
+    expect(projector.locator("[data-exposed]")).to_contain_text("0.24", timeout=FOLLOW)
+    shoot(projector, "lesson-gaussian-projector")
+    phone.context.close()

@@ -56,6 +56,12 @@ def lesson_views(owner) -> list[str]:
             for i in range(30):
                 if kind == Lesson.Kind.LAPLACE:
                     action = {"kind": Action.Kind.QUERY, "value": 10 + i % 7 - 3, "epsilon": 0.05}
+                elif kind == Lesson.Kind.GAUSSIAN:
+                    action = {"kind": Action.Kind.QUERY, "choice": ("laplace", "gaussian")[i % 2]}
+                    action["value"] = 10 + i % 7 - 3
+                elif kind == Lesson.Kind.LOCAL:
+                    noise = (i % 7 - 3) * 0.8
+                    action = {"kind": Action.Kind.QUERY, "choice": str(i % 3 // 2), "value": noise}
                 else:
                     action = {"kind": Action.Kind.GUESS, "choice": choices[i % len(choices)]}
                     if kind == Lesson.Kind.EXPONENTIAL:

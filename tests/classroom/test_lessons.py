@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from classroom import lessons
 from classroom.models import Action, Lesson
 from estimator import lessons as maths
 
@@ -391,3 +392,72 @@ def test_every_step_of_every_lesson_renders_for_many_seeds(instructor, owner, se
             url = reverse("classroom:lesson_projector", args=[lesson.id])
             assert instructor.get(url).status_code == 200
             assert instructor.get(lesson.get_absolute_url()).status_code == 200
+
+
+def test_each_phone_sends_its_classmates_secret_with_local_noise(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.LOCAL, epsilon=1.0)
+    mates = maths.classmates(lesson.seed)
+    for _ in range(3):
+        response = send(client, lesson, "send")
+        assert response.status_code == 200
+        assert b"data-my-report" in response.content
+    reports = list(lesson.actions.order_by("id").values_list("choice", "value", "epsilon"))
+    assert [int(c) for c, _, _ in reports] == [mates.secret(i) for i in range(3)]
+    # What the collector stores is noisy, not the secret itself.
+    assert all(v != int(c) for c, v, _ in reports) and {e for *_, e in reports} == {1.0}
+    lesson.go(revealed=True)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert f"data-true-count>{sum(mates.secret(i) for i in range(3))}<" in page
+    assert "data-ratio>1.7×" in page  # √3
+
+
+def test_the_size_chart_says_how_many_respondents_each_model_needs(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.LOCAL, epsilon=1.0, step=1)
+    assert remote_post(client, lesson, "simulate-phones").status_code == 302
+    assert lesson.actions.count() == 20
+    context = lessons.lesson_context(lesson)
+    assert context["ratio"] == pytest.approx(20**0.5)
+    assert context["needed"] == {
+        m: maths.respondents_needed(1.0, 0.05, m) for m in ("central", "local", "randomized")
+    }
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-needed" in page and "data-class-size" in page
+    assert f"<td>{context['needed']['local']}</td>" in page
+
+
+def test_only_the_local_lesson_simulates_phones(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.LAPLACE)
+    response = remote_post(client, lesson, "simulate-phones")
+    assert response.status_code == 400 and b"Only the local" in response.content
+    assert not lesson.actions.exists()
+
+
+def test_a_phone_asks_both_databases_and_delta_moves_sigma(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.GAUSSIAN, epsilon=1.0)
+    response = send(client, lesson)
+    assert response.status_code == 200 and b"data-my-answers" in response.content
+    assert sorted(lesson.actions.values_list("choice", flat=True)) == ["gaussian", "laplace"]
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    sigma = maths.gaussian_sigma(1.0, 1e-5)
+    assert f"data-sigma>{sigma:.2f}<" in instructor.get(projector).content.decode()
+    assert remote_post(client, lesson, "delta", {"notch": 1}).status_code == 302
+    lesson.refresh_from_db()
+    assert lesson.delta == 0.01
+    sigma = maths.gaussian_sigma(1.0, 0.01)
+    assert f"data-sigma>{sigma:.2f}<" in instructor.get(projector).content.decode()
+
+
+def test_a_bad_delta_is_refused_and_nothing_changes(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.GAUSSIAN)
+    response = remote_post(client, lesson, "delta", {"notch": 99})
+    assert response.status_code == 400
+    assert "Ensure this value is less than or equal to 5" in response.content.decode()
+    lesson.refresh_from_db()
+    assert lesson.delta == 1e-5
+
+
+def test_what_delta_permits_shows_the_people_exposed(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.GAUSSIAN, step=1, delta=0.01)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-exposed" in page and "data-delta-marker" in page
+    assert "<td>0.24</td>" in page  # 24 patients × δ = 0.01

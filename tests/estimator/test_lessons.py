@@ -241,3 +241,109 @@ def test_bad_scores_are_refused():
         exponential_probabilities([], 1)
     with pytest.raises(ValueError, match="ε must be"):
         exponential_probabilities([1, 2], -1)
+
+
+# Local against central noise
+
+
+def test_the_local_error_is_sqrt_n_times_the_central_one():
+    for n in (1, 4, 100, 2500):
+        assert lessons.local_sd(n, 0.5) / lessons.central_sd(n, 0.5) == pytest.approx(math.sqrt(n))
+    flat = lessons.central_sd(10, 1.0)
+    assert flat == lessons.central_sd(1000, 1.0) == pytest.approx(math.sqrt(2))
+
+
+def test_randomized_response_noise_matches_warners_variance():
+    # ε = ln 3: truth with probability ¾, p(1 − p)/(2p − 1)² = (3/16)/(1/4) = ¾ per person.
+    assert lessons.randomized_response_sd(100, math.log(3)) == pytest.approx(math.sqrt(75))
+
+
+def test_simulated_classes_agree_with_the_formulas():
+    rows = lessons.simulated_errors(3, [10, 400], 1.0, trials=2000)
+    for n, central, local in rows:
+        assert central == pytest.approx(lessons.central_sd(n, 1.0), rel=0.1)
+        assert local == pytest.approx(lessons.local_sd(n, 1.0), rel=0.1)
+    assert rows == lessons.simulated_errors(3, [10, 400], 1.0, trials=2000)
+
+
+def test_the_local_model_needs_quadratically_more_respondents():
+    central = lessons.respondents_needed(1.0, 0.05, "central")
+    local = lessons.respondents_needed(1.0, 0.05, "local")
+    rr = lessons.respondents_needed(1.0, 0.05, "randomized")
+    assert central < rr < local
+    assert local == pytest.approx(central**2, rel=0.02)
+    # Halving the margin doubles the curator's respondents and quadruples the phones'.
+    assert lessons.respondents_needed(1.0, 0.025, "central") == pytest.approx(2 * central, abs=1)
+    assert lessons.respondents_needed(1.0, 0.025, "local") == 4 * local
+
+
+def test_a_local_report_is_the_secret_plus_laplace_noise():
+    reports = [lessons.local_report(1, 2.0, np.random.default_rng(i)) for i in range(4000)]
+    assert np.mean(reports) == pytest.approx(1, abs=0.05)
+    assert np.var(reports) == pytest.approx(2 * 0.5**2, rel=0.1)
+
+
+def test_classmates_come_from_the_seed():
+    assert lessons.classmates(5) == lessons.classmates(5) != lessons.classmates(6)
+    mates = lessons.classmates(5, n=3)
+    assert mates.secret(4) == mates.secret(1)
+    assert 0.2 < sum(lessons.classmates(5).secrets) / 500 < 0.4
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: lessons.local_sd(0, 1.0), "n must be"),
+        (lambda: lessons.central_sd(5, 0), "ε must be"),
+        (lambda: lessons.respondents_needed(1.0, 0, "local"), "margin"),
+        (lambda: lessons.respondents_needed(1.0, 0.05, "global"), "unknown model"),
+        (lambda: lessons.classmates(1, n=0), "at least one"),
+    ],
+)
+def test_local_central_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# (ε, δ) and the Gaussian mechanism
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.5, 1e-5), (1.0, 1e-3), (2.0, 1e-10)])
+def test_the_gaussian_sigma_meets_delta_exactly_and_beats_the_textbook(epsilon, delta):
+    sigma = lessons.gaussian_sigma(epsilon, delta)
+    assert lessons.gaussian_delta(sigma, epsilon) == pytest.approx(delta, rel=1e-6)
+    assert lessons.gaussian_delta(sigma * 0.99, epsilon) > delta
+    if epsilon < 1:
+        assert sigma < lessons.classic_gaussian_sigma(epsilon, delta)
+
+
+def test_the_gaussian_delta_is_the_worst_case_over_outputs_by_brute_force():
+    # δ(ε) = ∫ max(p(x) − e^ε q(x), 0) dx for N(0, σ²) against N(1, σ²).
+    sigma, epsilon = 1.5, 0.7
+    x = np.linspace(-20, 20, 400_001)
+    p, q = stats.norm.pdf(x, 0, sigma), stats.norm.pdf(x, 1, sigma)
+    brute = np.trapezoid(np.maximum(p - np.exp(epsilon) * q, 0), x)
+    assert lessons.gaussian_delta(sigma, epsilon) == pytest.approx(brute, rel=1e-4)
+
+
+def test_smaller_delta_needs_more_noise_and_the_loss_beyond_epsilon_shrinks():
+    sigmas = [lessons.gaussian_sigma(1.0, d) for d in (0.1, 1e-3, 1e-5, 1e-10)]
+    assert sigmas == sorted(sigmas)
+    losses = [lessons.gaussian_loss_beyond(s, 1.0) for s in sigmas]
+    assert losses == sorted(losses, reverse=True) and 0 < losses[-1] < 1e-6
+    assert lessons.exposed(24, 0.01) == pytest.approx(0.24)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: lessons.gaussian_sigma(1.0, 0), "δ must be"),
+        (lambda: lessons.gaussian_sigma(1.0, 1), "δ must be"),
+        (lambda: lessons.gaussian_sigma(0, 1e-5), "ε must be"),
+        (lambda: lessons.gaussian_delta(0, 1.0), "σ must be"),
+        (lambda: lessons.exposed(0, 0.1), "n must be"),
+    ],
+)
+def test_gaussian_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -156,7 +156,7 @@ def lesson_page(lesson: Lesson, step: int) -> Page:
         choices = lesson_context(lesson).get("choices") or ["query"]
         sent = post(client, url, language, {"choice": choices[0]})
         shown = get(client, url, language)
-        if lesson.kind == Lesson.Kind.LAPLACE:
+        if lesson.kind in (Lesson.Kind.LAPLACE, Lesson.Kind.LOCAL, Lesson.Kind.GAUSSIAN):
             return shown + sent
         return shown + sent + post(client, url, language, {"choice": "none of these"}, 400)
 
