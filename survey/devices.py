@@ -231,7 +231,7 @@ def innocuous_statement(design: Crosswise) -> str:
     """A statement about the respondent that is true with probability ``p``: a mother's
     birthday month when p is a whole number of twelfths, else a drawn number."""
     f = as_fraction(design.p)
-    if (12 * f).denominator == 1:
+    if f > 0 and (12 * f).denominator == 1:  # p = 0 has no month: "never", as the device says
         months = [gettext(month) for month in MONTHS[: int(12 * f)]]
         if len(months) == 1:
             return gettext("My mother's birthday is in %(month)s.") % {"month": months[0]}
