@@ -202,6 +202,8 @@ def steps_for(design: Design, options: list[str] | None = None) -> list[Step | D
     if not design.randomized or isinstance(design, Crosswise):
         return []
     if isinstance(design, ChoiceDesign):
+        if design.t >= 1:
+            return []  # the truth always (ε = ∞): no device decides anything
         labels = [option_meaning(o) for o in options or [str(j + 1) for j in range(design.k)]]
         forced = design.c / (1 - design.t)
         return [
