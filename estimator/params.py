@@ -13,6 +13,9 @@ from typing import Any
 
 # Bounds for a number question's range (SPEC §1.4).
 NUMBER_LIMIT = 10**6
+# ε per question: below 0.01 no sample size could estimate anything; above 20, e^ε (and the
+# k-RR and Laplace maths built on it) leaves the range where every result stays finite.
+EPSILON_MIN, EPSILON_MAX = 0.01, 20.0
 CHOICE_MIN_OPTIONS, CHOICE_MAX_OPTIONS = 2, 10
 
 
@@ -112,8 +115,8 @@ EPSILON = Param(
     1.0986122886681098,
     "Privacy loss ε",
     "a report is at most e^ε times more likely under one true value than under any other",
-    low=0.0,
-    open_low=True,
+    low=EPSILON_MIN,
+    high=EPSILON_MAX,
 )
 BOUNDS = (
     Param(
@@ -139,7 +142,7 @@ BOUNDS = (
 
 def epsilon_param(default: float) -> Param:
     return Param(
-        "epsilon", EPSILON.type, default, EPSILON.label, EPSILON.help, low=0.0, open_low=True
+        "epsilon", EPSILON.type, default, EPSILON.label, EPSILON.help, EPSILON.low, EPSILON.high
     )
 
 

@@ -45,7 +45,7 @@ from survey.api_teams import (
 )
 from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
-from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS
+from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS, MAX_RESPONSE_QUOTA
 from survey.models import (
     MAX_COMPLETION_URL,
     MAX_RETENTION_DAYS,
@@ -459,6 +459,7 @@ class SurveySerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         min_value=1,
+        max_value=MAX_RESPONSE_QUOTA,
         help_text="The survey closes itself once this many people have answered.",
     )
     population_size = serializers.IntegerField(

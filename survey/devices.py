@@ -202,6 +202,8 @@ def steps_for(design: Design, options: list[str] | None = None) -> list[Step | D
     if not design.randomized or design.compares_statements:
         return []
     if isinstance(design, ChoiceDesign):
+        if design.t >= 1:
+            return []  # the truth always (ε = ∞): no device decides anything
         labels = [option_meaning(o) for o in options or [str(j + 1) for j in range(design.k)]]
         forced = design.c / (1 - design.t)
         return [
@@ -231,7 +233,7 @@ def innocuous_statement(design: BinaryDesign) -> str:
     """A statement about the respondent that is true with probability ``p``: a mother's
     birthday month when p is a whole number of twelfths, else a drawn number."""
     f = as_fraction(design.p)
-    if (12 * f).denominator == 1:
+    if f > 0 and (12 * f).denominator == 1:  # p = 0 has no month: "never", as the device says
         months = [gettext(month) for month in MONTHS[: int(12 * f)]]
         if len(months) == 1:
             return gettext("My mother's birthday is in %(month)s.") % {"month": months[0]}

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from estimator.designs import KINDS, REGISTRY, Design, make_design
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
-from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT
+from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_RESPONSE_QUOTA
 from survey.models import MIN_CELL_FLOOR, Question, Survey
 
 KIND_LABELS = {"binary": "Yes / no", "choice": "Multiple choice", "number": "Number"}
@@ -75,6 +75,7 @@ def param_field(param: Param) -> forms.Field:
     type and bounds; the design's own check (run in ``clean``) has the last word."""
     declared = param.to_json()
     attrs = {"step": "any", "inputmode": "decimal"}
+    attrs |= {key: declared[key] for key in ("min", "max") if declared[key] is not None}
     common = {"label": declared["label"], "help_text": declared["help"], "required": False}
     if param.type == "integer":
         attrs |= {"step": "1", "inputmode": "numeric"}
@@ -207,7 +208,7 @@ class ClosingForm(forms.ModelForm):
             "closes_at": forms.DateTimeInput(
                 attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"
             ),
-            "response_quota": forms.NumberInput(attrs={"min": 1}),
+            "response_quota": forms.NumberInput(attrs={"min": 1, "max": MAX_RESPONSE_QUOTA}),
             "retention_days": forms.NumberInput(attrs={"min": 1}),
         }
 
@@ -227,6 +228,8 @@ class ClosingForm(forms.ModelForm):
         quota = self.cleaned_data.get("response_quota")
         if quota is not None and quota < 1:
             raise forms.ValidationError("A quota is at least one response.")
+        if quota is not None and quota > MAX_RESPONSE_QUOTA:
+            raise forms.ValidationError(f"A quota is at most {MAX_RESPONSE_QUOTA:,} responses.")
         return quota
 
 

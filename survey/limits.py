@@ -13,6 +13,8 @@ MAX_QUESTIONS = 200
 MAX_QUESTION_TEXT = 500  # Question.text's max_length
 MAX_TITLE = 200  # Survey.title's max_length
 MAX_DESCRIPTION = 5000
+# A response quota: far above any survey, and still a small number for every count.
+MAX_RESPONSE_QUOTA = 10**9
 
 
 def too_many_questions(count: int) -> str | None:

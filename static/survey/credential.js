@@ -218,12 +218,8 @@ async function exchange(url, body, post, waitMs) {
  * spent (see forgetCredential): it says nothing about any answer.
  */
 export async function obtainCredential({ slug, invite, url, key, storage, randomBytes = cryptoBytes, post = postJson, waitMs = 1000 }) {
-  try {
-    const kept = JSON.parse(storage.getItem(memoKey(slug)));
-    if (kept && typeof kept.message === "string" && typeof kept.signature === "string") return kept;
-  } catch {
-    // Nothing usable kept: exchange the invite.
-  }
+  const kept = keptCredential(storage, slug);
+  if (kept) return kept;
   if (!pending.has(slug)) {
     const message = randomBytes(MESSAGE_BYTES);
     pending.set(slug, { message, ...(await blind(key, message, randomBytes)) });
@@ -240,6 +236,17 @@ export async function obtainCredential({ slug, invite, url, key, storage, random
     // Storage disabled: the credential lives as long as this page.
   }
   return credential;
+}
+
+/** The credential an earlier visit kept on this device for the survey, or null. */
+export function keptCredential(storage, slug) {
+  try {
+    const kept = JSON.parse(storage.getItem(memoKey(slug)));
+    if (kept && typeof kept.message === "string" && typeof kept.signature === "string") return kept;
+  } catch {
+    // Storage disabled or unreadable: nothing usable is kept.
+  }
+  return null;
 }
 
 /** Drop the kept credential once the server has spent it (or refused it for good). */

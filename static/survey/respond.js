@@ -369,7 +369,7 @@ function forgetTruths() {
 }
 
 function exchangeInvite() {
-  const exchange = import("./credential.js").then((module) =>
+  return import("./credential.js").then((module) =>
     module.obtainCredential({
       slug: root.dataset.slug,
       invite: root.dataset.invite,
@@ -378,12 +378,48 @@ function exchangeInvite() {
       storage: deviceStorage,
     }),
   );
-  exchange.catch((error) => {
-    if (error.status !== 403) return;
-    lock();
-    statusLine.textContent = t("notPossible", { reason: refusal(error) });
-  });
-  return exchange;
+}
+
+/**
+ * The invite is used up only when the respondent presses Start, never as the page opens:
+ * a link scanner or a preview that fetches the page (even running its scripts) leaves the
+ * invite for its respondent. A spent invite is said at the top, before any question.
+ */
+async function startWithInvite() {
+  const button = $("[data-start-button]");
+  const status = $("[data-start-status]");
+  button.disabled = true;
+  status.textContent = t("starting");
+  credential = exchangeInvite();
+  try {
+    await credential;
+  } catch (error) {
+    if (error.status === 403) {
+      $("[data-start]").hidden = true;
+      $("[data-spent]").textContent = t("inviteSpent");
+      $("[data-spent]").hidden = false;
+    } else {
+      credential = null;
+      button.disabled = false;
+      status.textContent = t("startFailed");
+    }
+    return;
+  }
+  $("[data-start]").hidden = true;
+  $("[data-digital]").hidden = false;
+  root.querySelector("[data-question] button, [data-question] input")?.focus();
+}
+
+/** Invite-only: show the questions at once if this device already holds a pass, else Start. */
+async function offerStart() {
+  const { keptCredential } = await import("./credential.js");
+  if (keptCredential(deviceStorage, root.dataset.slug)) {
+    credential = exchangeInvite(); // resolves with the kept pass; nothing is sent
+    $("[data-digital]").hidden = false;
+    return;
+  }
+  $("[data-start-button]").addEventListener("click", startWithInvite);
+  $("[data-start]").hidden = false;
 }
 
 /** A spent (or refused) credential is of no more use on this device. */
@@ -395,15 +431,7 @@ async function dropCredential(body, result) {
 
 /** Commit, flip, send: one step with no way back, the same whichever way the coins fall. */
 async function flipAndSend() {
-  let pass = null;
-  try {
-    pass = await credential;
-  } catch (error) {
-    if (error.status === 403) return;
-    credential = exchangeInvite(); // offline or a server error: the next press tries again
-    statusLine.textContent = t("inviteNotExchanged");
-    return;
-  }
+  const pass = await credential; // settled before the questions were shown
   const broken = questions.flatMap((q) => checkParams(q.declaration, q.params));
   if (broken.length) {
     statusLine.textContent = t("badSettings", { problems: broken.join("; ") });
@@ -449,10 +477,10 @@ async function resend() {
   dropCredential(body, result);
 }
 
-/** Show the questions; an invite is exchanged only now (nothing is sent before). */
-function start() {
-  $("[data-digital]").hidden = false;
-  if (root.dataset.invite) credential = exchangeInvite();
+/** Show the questions: at once, or on an invite-only survey through its Start button. */
+function showQuestions() {
+  if (root.dataset.invite) offerStart();
+  else $("[data-digital]").hidden = false;
 }
 
 /** With a consent text: the questions come, and anything is sent, only after "I agree". */
@@ -462,7 +490,7 @@ function waitForConsent() {
   agree.addEventListener("click", () => {
     agree.hidden = true;
     $("[data-agreed]").hidden = false;
-    start();
+    showQuestions();
     const first = $("[data-question] h2");
     first.tabIndex = -1;
     first.focus();
@@ -504,5 +532,5 @@ if (recall(sentKey)) {
 } else if ($("[data-consent]")) {
   waitForConsent();
 } else {
-  start();
+  showQuestions();
 }

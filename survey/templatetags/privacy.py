@@ -7,6 +7,7 @@ separators ("1.234,5" in German), so every language shows the same digits.
 from __future__ import annotations
 
 import math
+import sys
 
 from django import template
 from django.utils.formats import get_format
@@ -48,10 +49,13 @@ def epsilon(value: float | None) -> str:
     return local_number(f"{value:.2f}")
 
 
+MAX_EXP = math.log(sys.float_info.max)
+
+
 @register.filter
 def odds_bound(value: float | None) -> str:
     """e^ε in words: how many times more likely a report can be under one true answer."""
-    if value is None or math.isinf(value):
+    if value is None or value > MAX_EXP:  # ∞, or past any float: the page shows ε alone
         return "unbounded"
     ratio = math.exp(value)
     # Whole numbers read best ("3×", "117×"); small non-integer ratios keep two decimals.

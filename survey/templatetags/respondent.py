@@ -248,7 +248,6 @@ def respond_sentences() -> dict[str, str]:
             "randomized: try again when you are online."
         ),
         "notSent": gettext("Not sent: {reason}"),
-        "notPossible": gettext("Not possible: {reason}"),
         "coins": gettext(
             "The coins could have chosen this answer whatever your true answer is, and "
             "nothing on this screen says whether they did."
@@ -270,10 +269,6 @@ def respond_sentences() -> dict[str, str]:
             "Your device drew it: any option can be sent whatever your true answer, so "
             "nobody can tell whether this one is yours."
         ),
-        "inviteNotExchanged": gettext(
-            "Your invite could not be exchanged yet (no connection or a server error). "
-            "Nothing was sent: press “Flip and send” again in a moment."
-        ),
         "badSettings": gettext(
             "This survey's settings are not valid ({problems}). Nothing was sent."
         ),
@@ -281,6 +276,15 @@ def respond_sentences() -> dict[str, str]:
         "sending": gettext("Sending…"),
         "sendingAgain": gettext("Sending again with the same answers…"),
         "sendAgain": gettext("Send again"),
+        "starting": gettext("Exchanging your invite for your one-time pass…"),
+        "startFailed": gettext(
+            "Your invite could not be exchanged yet (no connection or a server error). "
+            "Press “Start” again in a moment."
+        ),
+        "inviteSpent": gettext(
+            "This invite link has already been used or is not valid, so it cannot admit you "
+            "again. If you have not answered yet, ask whoever sent it for a new link."
+        ),
     }
 
 

@@ -1,5 +1,6 @@
-"""Invited respondents in real Chromium: the blind exchange with JavaScript, and the
-no-JavaScript start step; what leaves the browser, what is stored, what the device keeps."""
+"""Invited respondents in real Chromium: the blind exchange behind the Start button, and
+the no-JavaScript start step; what leaves the browser, what is stored, what the device keeps,
+and that a link scanner opening the page leaves the invite for its respondent."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SENT = "Only these randomized answers left this device."
-REFUSED = "this invite link has already been used or is not valid"
+SPENT = "This invite link has already been used or is not valid, so it cannot admit you again."
 
 
 @pytest.fixture
@@ -36,6 +37,11 @@ def kept_credential(page, slug: str):
     return page.evaluate(f"() => localStorage.getItem('deniable:credential:{slug}')")
 
 
+def start(page) -> None:
+    page.get_by_role("button", name="Start", exact=True).click()
+    page.locator("[data-question]").first.wait_for()
+
+
 def answer_all(page, truth: str = "Yes") -> None:
     for section in page.locator("[data-question]").all():
         section.get_by_role("button", name=truth).click()
@@ -50,8 +56,12 @@ def test_the_browser_answers_with_a_blind_credential_never_with_the_invite(
     page = context.new_page()
     sent = posts(page)
     page.goto(f"{live_server.url}{survey.get_absolute_url()}?invite={token}")
-    page.wait_for_function(f"() => localStorage.getItem('deniable:credential:{survey.slug}')")
+    page.get_by_role("button", name="Start", exact=True).wait_for()
+    assert page.locator("[data-question]").first.is_hidden()
+    assert used_invites(survey) == 0 and sent == []  # opening the page uses nothing
+    start(page)
     assert used_invites(survey) == 1
+    assert kept_credential(page, survey.slug)
     fingerprint = CredentialKey.of(survey).public["fingerprint"]
     assert page.locator("[data-key-fingerprint]").inner_text() == fingerprint
     answer_all(page)
@@ -76,34 +86,66 @@ def test_a_credential_kept_on_the_device_survives_closing_the_page(live_server, 
     url = f"{live_server.url}{survey.get_absolute_url()}?invite={token}"
     first = context.new_page()
     first.goto(url)
-    first.wait_for_function(f"() => localStorage.getItem('deniable:credential:{survey.slug}')")
+    start(first)
     first.close()
     page = context.new_page()
     sent = posts(page)
-    page.goto(url)
+    page.goto(url)  # the pass is on this device: the questions show without a Start
+    assert page.get_by_role("button", name="Start", exact=True).is_hidden()
     answer_all(page, "No")
     assert [url.rsplit("/", 2)[-2] for url, _ in sent] == ["responses"]
     assert stored_count() == 1
 
 
-def test_an_invite_already_used_on_another_device_is_refused_as_the_page_opens(
+def test_an_invite_already_used_on_another_device_says_so_at_the_top_after_start(
     live_server, browser, context, invited
 ):
     survey, (token, _) = invited
     url = f"{live_server.url}{survey.get_absolute_url()}?invite={token}"
     page = context.new_page()
     page.goto(url)
+    start(page)
     answer_all(page)
     other = browser.new_context(viewport=PHONE)
     try:
         phone = other.new_page()
         response = phone.goto(url)
         assert response.status == 200  # the page itself does not tell
-        phone.get_by_text(REFUSED).wait_for()
+        assert phone.get_by_text(SPENT).is_hidden()
+        phone.get_by_role("button", name="Start", exact=True).click()
+        notice = phone.get_by_role("alert").filter(has_text=SPENT)
+        notice.wait_for()
+        assert notice.bounding_box()["y"] < phone.locator("[data-status]").bounding_box()["y"]
+        assert phone.locator("[data-question]").first.is_hidden()
         assert phone.get_by_role("button", name="Flip and send").is_hidden()
+        assert phone.get_by_role("button", name="Start", exact=True).is_hidden()
     finally:
         other.close()
     assert stored_count() == 1
+
+
+def test_a_link_scanner_that_opens_the_page_leaves_the_invite_for_its_respondent(
+    client, live_server, browser, context, invited
+):
+    survey, (token, _) = invited
+    path = f"{survey.get_absolute_url()}?invite={token}"
+    assert client.get(path).status_code == 200  # a plain fetch
+    scanner = browser.new_context()  # a headless browser that runs scripts, clicks nothing
+    try:
+        preview = scanner.new_page()
+        sent = posts(preview)
+        preview.goto(live_server.url + path, wait_until="networkidle")
+        preview.get_by_role("button", name="Start", exact=True).wait_for()
+        assert sent == []
+    finally:
+        scanner.close()
+    assert used_invites(survey) == 0
+
+    page = context.new_page()  # the respondent, in another browser context
+    page.goto(live_server.url + path)
+    start(page)
+    answer_all(page)
+    assert used_invites(survey) == 1 and stored_count() == 1
 
 
 def test_without_javascript_the_invite_is_used_in_a_start_step_then_answers_are_sent(

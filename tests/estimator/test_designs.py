@@ -97,8 +97,11 @@ def test_every_registered_design_describes_itself_and_rebuilds_from_its_paramete
         ("number", "laplace", {"lower": 0, "upper": 2_000_000}, None, "upper must be ≤ 1e"),
         ("number", "laplace", {"lower": 0.5}, None, "lower must be a whole number"),
         ("number", "direct", {"lower": 3, "upper": 1}, None, "lower must be below upper"),
-        ("number", "laplace", {"epsilon": 0}, None, "epsilon must be > 0"),
-        ("number", "laplace", {"epsilon": -1}, None, "epsilon must be > 0"),
+        ("number", "laplace", {"epsilon": 0}, None, "epsilon must be ≥ 0.01"),
+        ("number", "laplace", {"epsilon": -1}, None, "epsilon must be ≥ 0.01"),
+        ("number", "laplace", {"epsilon": 0.009}, None, "epsilon must be ≥ 0.01"),
+        ("choice", "k_rr", {"epsilon": 20.5}, 3, "epsilon must be ≤ 20"),
+        ("number", "laplace", {"epsilon": 800}, None, "epsilon must be ≤ 20"),
         ("choice", "k_rr", {"epsilon": math.inf}, 3, "epsilon must be finite"),
         ("choice", "k_rr", {"epsilon": math.nan}, 3, "epsilon must be finite"),
         ("choice", "k_rr", {"epsilon": "1"}, 3, "epsilon must be a number"),
@@ -353,3 +356,15 @@ def test_the_adversary_calculator_works_for_every_kind():
         krr.posterior([0.5, 0.5], 0)
     with pytest.raises(ValueError, match="one of 0…2"):
         krr.posterior([1 / 3] * 3, 3)
+
+
+def test_every_numeric_parameter_declares_a_finite_range():
+    """The builder's min/max, the API schema and the property test of tests/survey/
+    test_param_ranges.py all read this range: a parameter without one could take a value
+    that overflows the maths."""
+    for (kind, name), cls in REGISTRY.items():
+        for param in cls.PARAMS:
+            if param.type in ("real", "integer"):
+                declared = param.to_json()
+                assert declared["min"] is not None and declared["max"] is not None, (kind, name)
+                assert math.isfinite(declared["min"]) and math.isfinite(declared["max"])

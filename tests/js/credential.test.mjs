@@ -14,6 +14,7 @@ import {
   forgetCredential,
   fromBase64url,
   intToBytes,
+  keptCredential,
   modInverse,
   modPow,
   obtainCredential,
@@ -150,8 +151,11 @@ test("obtainCredential exchanges the invite once, keeps the credential, and forg
   assert.deepEqual(await obtainCredential(options), first);
   assert.equal(sent.length, 1);
   assert.deepEqual([...storage.items.keys()], ["deniable:credential:abc"]);
+  assert.deepEqual(keptCredential(storage, "abc"), first);
+  assert.equal(keptCredential(storage, "other"), null);
   forgetCredential(storage, "abc");
   assert.equal(storage.items.size, 0);
+  assert.equal(keptCredential(storage, "abc"), null);
 });
 
 test("a refused exchange throws with its status and keeps nothing", async () => {

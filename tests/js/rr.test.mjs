@@ -233,7 +233,8 @@ test("the browser checks parameters against the server's declaration", () => {
   }
   assert.match(checkParams(byKey["binary/forced_response"], { p_truth: 1.5, p_yes: 0.5 })[0], /p_truth must be ≤ 1/);
   assert.match(checkParams(byKey["binary/forced_response"], { p_truth: "0.5", p_yes: 0.5 })[0], /finite number/);
-  assert.match(checkParams(byKey["choice/k_rr"], { epsilon: 0 })[0], /epsilon must be > 0/);
+  assert.match(checkParams(byKey["choice/k_rr"], { epsilon: 0 })[0], /epsilon must be ≥ 0.01/);
+  assert.match(checkParams(byKey["choice/k_rr"], { epsilon: 800 })[0], /epsilon must be ≤ 20/);
   assert.match(checkParams(byKey["choice/forced_response"], { p_truth: 0.5, p_forced: [0.5, 0.6] })[0], /sum to 1/);
   assert.match(checkParams(byKey["number/laplace"], { epsilon: 1, lower: 0.5, upper: 3 })[0], /whole number/);
 });

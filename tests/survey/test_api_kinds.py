@@ -137,7 +137,10 @@ def test_the_schema_types_every_designs_parameters_from_its_declaration():
     laplace = variants["number: laplace"]["properties"]
     assert laplace["lower"]["type"] == "integer"
     assert (laplace["lower"]["minimum"], laplace["upper"]["maximum"]) == (-(10**6), 10**6)
-    assert laplace["epsilon"]["exclusiveMinimum"] == 0
+    assert (laplace["epsilon"]["minimum"], laplace["epsilon"]["maximum"]) == (0.01, 20)
+    assert "exclusiveMinimum" not in laplace["epsilon"]
+    quota = schema["components"]["schemas"]["Survey"]["properties"]["response_quota"]
+    assert (quota["minimum"], quota["maximum"]) == (1, 10**9)
     assert variants["choice: forced_response"]["properties"]["p_forced"]["type"] == "array"
 
 
@@ -208,8 +211,9 @@ def test_the_schema_types_every_designs_parameters_from_its_declaration():
             ["design", "upper"],
             "upper must be a number",
         ),
-        ({**LAPLACE, "design": {"name": "laplace", "epsilon": 0}}, ["design", "epsilon"], "> 0"),
-        ({**K_RR, "design": {"name": "k_rr", "epsilon": -1}}, ["design", "epsilon"], "> 0"),
+        ({**LAPLACE, "design": {"name": "laplace", "epsilon": 0}}, ["design", "epsilon"], "≥ 0.01"),
+        ({**K_RR, "design": {"name": "k_rr", "epsilon": -1}}, ["design", "epsilon"], "≥ 0.01"),
+        ({**K_RR, "design": {"name": "k_rr", "epsilon": 710}}, ["design", "epsilon"], "≤ 20"),
         (
             {**K_RR, "design": {"name": "k_rr", "epsilon": "ln 3"}},
             ["design", "epsilon"],
@@ -315,7 +319,7 @@ def test_patch_keeps_what_an_item_leaves_out(api):
         ({"kind": "number"}, ["design"], "a number question needs a design"),
         ({"kind": "binary", "options": OPTIONS}, ["options"], "a binary question takes no"),
         ({"design": {"name": "direct"}}, ["not_sensitive"], "not sensitive"),
-        ({"design": {"name": "k_rr", "epsilon": 0}}, ["design", "epsilon"], "epsilon must be >"),
+        ({"design": {"name": "k_rr", "epsilon": 0}}, ["design", "epsilon"], "epsilon must be ≥"),
     ],
 )
 def test_patch_follows_the_same_rules_and_changes_nothing_on_error(api, change, field, message):
@@ -420,7 +424,12 @@ def test_a_close_date_and_a_quota_can_be_set_through_the_api(api):
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("closes_at", "2001-01-01T00:00:00Z"), ("response_quota", 0)]
+    ("field", "value"),
+    [
+        ("closes_at", "2001-01-01T00:00:00Z"),
+        ("response_quota", 0),
+        ("response_quota", 10**9 + 1),
+    ],
 )
 def test_a_past_close_date_or_an_empty_quota_is_refused(api, field, value):
     response = api.post("/api/surveys/", {"title": "x", field: value}, format="json")

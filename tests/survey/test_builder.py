@@ -103,7 +103,7 @@ BAD_INPUTS = [
     (
         "epsilon",
         {"kind": "choice", "design_name": "k_rr", "options": "a\nb", "epsilon": "0"},
-        "epsilon must be &gt; 0",
+        "epsilon must be ≥ 0.01",
     ),
     (
         "lower",
@@ -123,9 +123,14 @@ BAD_INPUTS = [
     (
         "epsilon",
         {"kind": "number", "design_name": "laplace", "epsilon": "-1"},
-        "epsilon must be &gt; 0",
+        "epsilon must be ≥ 0.01",
     ),
     ("epsilon", {"kind": "number", "design_name": "laplace", "epsilon": "inf"}, "Enter a number."),
+    (
+        "epsilon",
+        {"kind": "choice", "design_name": "k_rr", "options": "a\nb", "epsilon": "800"},
+        "epsilon must be ≤ 20",
+    ),
     (
         "confirm_no_privacy",
         {"kind": "number", "design_name": "direct", "lower": "0", "upper": "9"},

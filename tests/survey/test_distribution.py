@@ -55,6 +55,11 @@ def closing(client, survey, **data):
         ({"response_quota": "0"}, "response_quota", "A quota is at least one response."),
         ({"response_quota": "-5"}, "response_quota", "greater than or equal to 0"),
         ({"response_quota": "many"}, "response_quota", "Enter a whole number."),
+        (
+            {"response_quota": "1000000001"},
+            "response_quota",
+            "A quota is at most 1,000,000,000 responses.",
+        ),
     ],
 )
 def test_bad_closing_rules_are_shown_beside_the_field_and_not_saved(
