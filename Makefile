@@ -77,6 +77,11 @@ bench-poll: setup
 bench-submit: setup
 	$(PY) bench/submit.py
 
+## Sealing an hour of 100 000 submissions while 64 clients submit (PostgreSQL, SQLite).
+.PHONY: bench-seal
+bench-seal: setup
+	$(PY) bench/seal.py
+
 ## A large CSV import while respondents submit (SQLite, PostgreSQL): their longest wait.
 .PHONY: bench-import
 bench-import: setup
