@@ -307,6 +307,7 @@ def compare_endpoint(request: Request, survey_id: int) -> Response:
     level, _ = _options(request.query_params)
     params = request.query_params
     return _answer(
+        request,
         compare,
         survey,
         params.get("question"),

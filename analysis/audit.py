@@ -7,7 +7,10 @@ from survey.models import AuditEntry, Survey
 
 
 def analysis_said(result: dict) -> str:
-    """``breakdown of “…” by “…”``, ``cross-tab of “…” and “…”`` or ``model of “…” on “…”``."""
+    """``breakdown of “…” by “…”``, ``comparison of “…” between two groups of “…”``,
+    ``cross-tab of “…” and “…”`` or ``model of “…” on “…”``."""
+    if "difference" in result:
+        return f"comparison of “{result['text']}” between two groups of “{result['by_text']}”"
     if "by_text" in result:
         return f"breakdown of “{result['text']}” by “{result['by_text']}”"
     if "a_text" in result:

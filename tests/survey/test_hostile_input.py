@@ -148,6 +148,8 @@ def test_bytes_that_are_not_utf8_are_400(client, survey):
     ids=["bool", "null", "half", "minus-one", "huge", "sql", "list", "object"],
 )
 def test_values_outside_the_designs_output_set_are_400(client, survey, value):
+    survey.allow_skip = False  # else null is a skip ("prefer not to answer"), and valid
+    survey.save(update_fields=["allow_skip"])
     body = valid_body(survey)
     body["answers"][0]["value"] = value
     response = post(client, survey, json.dumps(body))
