@@ -440,6 +440,11 @@ CENSUS = 1_000_000
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+# The two databases of the (ε, δ) lesson: pure ε (Laplace noise) and approximate (ε, δ)
+# (Gaussian noise), as each phone's query is recorded.
+MECHANISMS = ("pure", "approximate")
+
+
 def ask_both(lesson: Lesson) -> tuple[float, float]:
     """One phone's question to both databases: the ward's count with Laplace noise (ε) and
     with Gaussian noise calibrated to (ε, δ)."""
@@ -447,7 +452,7 @@ def ask_both(lesson: Lesson) -> tuple[float, float]:
     rng = np.random.default_rng()
     sigma = maths.gaussian_sigma(lesson.epsilon, lesson.delta)
     answers = (maths.noisy_count(true, lesson.epsilon, rng), float(true + rng.normal(0, sigma)))
-    for name, value in zip(("laplace", "gaussian"), answers, strict=True):
+    for name, value in zip(MECHANISMS, answers, strict=True):
         lesson.actions.create(
             round=lesson.round,
             step=lesson.step,
@@ -486,7 +491,7 @@ def gaussian(lesson: Lesson) -> dict:
         "n_patients": n,
         "scale": b,
         "sigma": sigma,
-        "n_asked": sum(1 for name, _ in answers if name == "laplace"),
+        "n_asked": sum(1 for name, _ in answers if name == MECHANISMS[0]),
         "dots": dots,
         "density_laplace": points(grid + true, lap, x, y),
         "density_gaussian": points(grid + true, gauss, x, y),

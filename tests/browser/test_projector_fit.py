@@ -57,7 +57,7 @@ def lesson_views(owner) -> list[str]:
                 if kind == Lesson.Kind.LAPLACE:
                     action = {"kind": Action.Kind.QUERY, "value": 10 + i % 7 - 3, "epsilon": 0.05}
                 elif kind == Lesson.Kind.GAUSSIAN:
-                    action = {"kind": Action.Kind.QUERY, "choice": ("laplace", "gaussian")[i % 2]}
+                    action = {"kind": Action.Kind.QUERY, "choice": ("pure", "approximate")[i % 2]}
                     action["value"] = 10 + i % 7 - 3
                 elif kind == Lesson.Kind.LOCAL:
                     noise = (i % 7 - 3) * 0.8

@@ -436,7 +436,7 @@ def test_a_phone_asks_both_databases_and_delta_moves_sigma(client, make_lesson, 
     lesson = make_lesson(kind=Lesson.Kind.GAUSSIAN, epsilon=1.0)
     response = send(client, lesson)
     assert response.status_code == 200 and b"data-my-answers" in response.content
-    assert sorted(lesson.actions.values_list("choice", flat=True)) == ["gaussian", "laplace"]
+    assert sorted(lesson.actions.values_list("choice", flat=True)) == ["approximate", "pure"]
     projector = reverse("classroom:lesson_projector", args=[lesson.id])
     sigma = maths.gaussian_sigma(1.0, 1e-5)
     assert f"data-sigma>{sigma:.2f}<" in instructor.get(projector).content.decode()
