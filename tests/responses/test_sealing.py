@@ -357,7 +357,8 @@ def test_the_migration_turns_every_stored_answer_into_counts(owner):
     them (which kept no patterns, and tallied numbers by their raw report): after the
     migration every result is as it was, the tallies as every other path keeps them,
     and each client's id a receipt's digest."""
-    before, after = [("responses", "0001_initial")], [("responses", "0003_sealed_answer_patterns")]
+    before = [("responses", "0001_initial"), ("survey", "0015_reports_move_to_responses")]
+    after = [("responses", "0003_sealed_answer_patterns")]
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     old = executor.loader.project_state(before).apps
