@@ -186,7 +186,8 @@ class Survey(models.Model):
     results_revealed = models.BooleanField(default=False)
     is_locked = models.BooleanField(default=False)
     current_round = models.PositiveIntegerField(default=1)
-    created = models.DateField(auto_now_add=True)
+    # Shown to the hour on *My surveys*: several surveys a day are told apart by it.
+    created = models.DateTimeField(auto_now_add=True)
     # One more with every edit of the questions (see check_design_editable). A respondent
     # page sends the version it showed, and every write of answers checks the version
     # they were validated against: reports randomized with one design are never stored
