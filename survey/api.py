@@ -408,6 +408,13 @@ class QuestionSerializer(serializers.Serializer):
 LANGUAGE_CODES = ", ".join(code for code, _ in settings.LANGUAGES)
 
 
+class DayField(serializers.DateField):
+    """A date and time given as its day (UTC), as the API has always given ``created``."""
+
+    def to_representation(self, value):
+        return super().to_representation(timezone.localdate(value))
+
+
 class SurveySerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     title = serializers.CharField(max_length=200)
@@ -495,7 +502,7 @@ class SurveySerializer(serializers.Serializer):
     )
     no_privacy = serializers.SerializerMethodField()
     respond_url = serializers.SerializerMethodField()
-    created = serializers.DateField(read_only=True)
+    created = DayField(read_only=True, help_text="The day it was created (UTC).")
     design_version = serializers.IntegerField(
         read_only=True,
         help_text="One more with every edit of the questions; send it with submissions "
