@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -248,6 +249,8 @@ def email_send(request: HttpRequest, survey_id: int) -> HttpResponse:
         return email_failed(request, survey, rejected.errors)
     try:
         sent = email_invites.send_invites(request, survey, addresses)
+    except IntegrityError:  # the same address sent from two windows at once
+        return email_failed(request, survey, ["Another sending ran at the same time: send again."])
     except OSError as error:  # smtplib's errors included
         return email_failed(
             request,

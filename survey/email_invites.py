@@ -26,6 +26,7 @@ from survey.models import EmailedInvite, Survey
 
 MAX_ADDRESSES = 500  # per sending: each is one mail, sent while the researcher waits
 MAX_ADDRESS_FILE_BYTES = 1024 * 1024
+MAX_ADDRESS_LENGTH = 254  # RFC 5321's limit for a path, and the column's
 # A header cell naming the column of addresses in an uploaded CSV.
 ADDRESS_HEADERS = {"email", "e-mail", "email address", "e-mail address", "address", "mail"}
 
@@ -69,6 +70,8 @@ def checked_addresses(lines: list[tuple[int, str]]) -> list[str]:
             continue
         try:
             validate_email(address)
+            if len(address) > MAX_ADDRESS_LENGTH:
+                raise ValidationError("too long")
         except ValidationError:
             errors.append(f"Line {number}: “{text.strip()[:100]}” is not an email address.")
             continue

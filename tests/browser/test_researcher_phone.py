@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from survey.models import AuditEntry
+from survey.models import AuditEntry, EmailedInvite
 from tests.analysis.analysis_data import analysis_survey, fill, questions
 from tests.browser.conftest import PHONE
 from tests.browser.test_workspace import log_in
@@ -76,9 +76,13 @@ def researcher_pages(survey) -> dict[str, str]:
     }
 
 
-def test_every_researcher_page_fits_a_360_px_phone(live_server, browser, owner, screenshot):
-    survey = analysis_survey(owner)
+def test_every_researcher_page_fits_a_360_px_phone(
+    live_server, browser, owner, screenshot, settings
+):
+    settings.EMAIL_ENABLED = True  # Distribute shows its email invites panel
+    survey = analysis_survey(owner, requires_invite=True)
     fill(survey, [120, 100, 90, 80])
+    EmailedInvite.create_batch(survey, ["ana@example.org", "ben@example.org"])
     AuditEntry.record(survey, owner, AuditEntry.Action.EXPORT, "CSV export of every response")
     context = browser.new_context(viewport=PHONE)
     page = context.new_page()

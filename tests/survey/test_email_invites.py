@@ -151,8 +151,18 @@ def test_an_address_already_invited_is_not_mailed_a_second_invite(
         ("", b"Name,Mail address\nAna,ana@example.org\n", ["head the one with the addresses"]),
         ("", b"email\nana@example.org\nana at example.org\n", ["Line 3: “ana at example.org”"]),
         ("", b"\xff\xfe\x00e", ["not UTF-8"]),
+        (f"{'a' * 64}@{'b' * 63}.{'c' * 63}.{'d' * 63}.org", None, ["Line 1:"]),
     ],
-    ids=["bad lines", "empty", "too many", "both", "no email column", "bad csv line", "not utf-8"],
+    ids=[
+        "bad lines",
+        "empty",
+        "too many",
+        "both",
+        "no email column",
+        "bad csv line",
+        "not utf-8",
+        "too long",
+    ],
 )
 def test_bad_addresses_say_what_is_wrong_and_nothing_is_sent_or_stored(
     logged_in, invited_survey, mailoutbox, pasted, file, said
