@@ -256,7 +256,7 @@ def email_send(request: HttpRequest, survey_id: int) -> HttpResponse:
             request,
             survey,
             [
-                f"The mail server refused ({error}). No invite was stored: any mail that "
+                f"The mail server refused ({error}). No invite was kept: any mail that "
                 "went out holds a link that does not work. Send again."
             ],
         )

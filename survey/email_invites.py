@@ -16,13 +16,12 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage, get_connection
 from django.core.validators import validate_email
-from django.db import transaction
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils import translation
 
 from responses.credentials import unused_invites
-from survey.models import EmailedInvite, Survey
+from survey.models import EmailedInvite, Invite, Survey
 
 MAX_ADDRESSES = 500  # per sending: each is one mail, sent while the researcher waits
 MAX_ADDRESS_FILE_BYTES = 1024 * 1024
@@ -131,14 +130,19 @@ def _send(request: HttpRequest, survey: Survey, emailed: list[EmailedInvite], re
 
 
 def send_invites(request: HttpRequest, survey: Survey, addresses: list[str]) -> Sent:
-    """A new invite to each address not yet invited to this survey, mailed. Stored and
-    sent as one: if the mail server refuses, nothing is kept."""
+    """A new invite to each address not yet invited to this survey, mailed; if the mail
+    server refuses, the new invites are deleted again. Stored before the mail goes out,
+    so that no write transaction waits on the mail server (SQLite would hold every
+    respondent's write meanwhile)."""
     invited = survey.emailed_invites.filter(address__in=addresses)
     known = set(invited.values_list("address", flat=True))
     new = [address for address in addresses if address not in known]
-    with transaction.atomic():
-        emailed = EmailedInvite.create_batch(survey, new)
+    emailed = EmailedInvite.create_batch(survey, new)
+    try:
         _send(request, survey, emailed, reminder=False)
+    except OSError:
+        Invite.objects.filter(pk__in=[e.invite_id for e in emailed]).delete()  # addresses too
+        raise
     return Sent(sent=len(new), already_invited=len(known))
 
 

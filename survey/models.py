@@ -734,14 +734,15 @@ class EmailedInvite(models.Model):
         """One new invite for each address (lower-case, not yet invited to this survey)."""
         CredentialKey.of(survey)
         keys = [secrets.token_hex(16) for _ in addresses]
-        # PostgreSQL and SQLite (3.35+) give bulk-created rows their ids.
-        created = Invite.objects.bulk_create(
-            Invite(survey=survey, token_hash=hash_token(invite_token_for(key))) for key in keys
-        )
-        return cls.objects.bulk_create(
-            cls(survey=survey, invite=invite, address=address, link_key=key)
-            for invite, address, key in zip(created, addresses, keys, strict=True)
-        )
+        with transaction.atomic():
+            # PostgreSQL and SQLite (3.35+) give bulk-created rows their ids.
+            created = Invite.objects.bulk_create(
+                Invite(survey=survey, token_hash=hash_token(invite_token_for(key))) for key in keys
+            )
+            return cls.objects.bulk_create(
+                cls(survey=survey, invite=invite, address=address, link_key=key)
+                for invite, address, key in zip(created, addresses, keys, strict=True)
+            )
 
     @classmethod
     def sent_with(cls, survey: Survey, token: str) -> bool:
