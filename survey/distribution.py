@@ -31,7 +31,7 @@ from survey import email_invites
 from survey.builder import owned_survey
 from survey.codebook import question_columns
 from survey.forms import ClosingForm
-from survey.models import AuditEntry, Invite, Question, Survey
+from survey.models import Invite, Question, Survey
 from survey.qr import qr_file, qr_svg
 from survey.spreadsheets import csv_text
 
@@ -260,8 +260,6 @@ def email_send(request: HttpRequest, survey_id: int) -> HttpResponse:
                 "went out holds a link that does not work. Send again."
             ],
         )
-    said = f"invites mailed to {sent.sent} address{'es' if sent.sent != 1 else ''}"
-    AuditEntry.record(survey, request.user, AuditEntry.Action.INVITES, said)
     note = f"Mailed {sent.sent} invite{'s' if sent.sent != 1 else ''}."
     if sent.already_invited:
         note += f" {sent.already_invited} already had one and were not mailed again."
@@ -281,8 +279,6 @@ def email_remind(request: HttpRequest, survey_id: int) -> HttpResponse:
         reminded = email_invites.remind(request, survey)
     except OSError as error:
         return email_failed(request, survey, [f"The mail server refused ({error})."])
-    said = f"reminder mailed to {reminded} unused invite{'s' if reminded != 1 else ''}"
-    AuditEntry.record(survey, request.user, AuditEntry.Action.INVITES, said)
     messages.success(request, f"Reminded {reminded}: every mailed invite not yet used.")
     return redirect("survey:distribute", survey.id)
 
@@ -292,8 +288,6 @@ def email_remind(request: HttpRequest, survey_id: int) -> HttpResponse:
 def email_forget(request: HttpRequest, survey_id: int) -> HttpResponse:
     """Delete the mailed addresses; their invites keep working, no reminder can follow."""
     survey = owned_survey(request, survey_id)
-    deleted, _ = survey.emailed_invites.all().delete()
-    said = f"{deleted} mailed address{'es' if deleted != 1 else ''} deleted"
-    AuditEntry.record(survey, request.user, AuditEntry.Action.INVITES, said)
+    deleted = email_invites.forget(request, survey)
     messages.success(request, f"Deleted {deleted} address{'es' if deleted != 1 else ''}.")
     return redirect("survey:distribute", survey.id)

@@ -21,7 +21,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from responses.credentials import unused_invites
-from survey.models import EmailedInvite, Invite, Survey
+from survey.models import AuditEntry, EmailedInvite, Invite, Survey
 
 MAX_ADDRESSES = 500  # per sending: each is one mail, sent while the researcher waits
 MAX_ADDRESS_FILE_BYTES = 1024 * 1024
@@ -59,9 +59,10 @@ def refusal(survey: Survey) -> str | None:
     return None
 
 
-def checked_addresses(lines: list[tuple[int, str]]) -> list[str]:
+def checked_addresses(lines: list[tuple[int, str]], where: str = "Line") -> list[str]:
     """The distinct addresses of ``(line number, text)`` pairs, lower-cased; raises
-    :class:`AddressesRejected` naming every line that holds no valid address."""
+    :class:`AddressesRejected` naming every line (or API list item) that holds no valid
+    address."""
     addresses, errors = [], []
     for number, text in lines:
         address = text.strip().strip(",;").strip().lower()
@@ -72,7 +73,7 @@ def checked_addresses(lines: list[tuple[int, str]]) -> list[str]:
             if len(address) > MAX_ADDRESS_LENGTH:
                 raise ValidationError("too long")
         except ValidationError:
-            errors.append(f"Line {number}: “{text.strip()[:100]}” is not an email address.")
+            errors.append(f"{where} {number}: “{text.strip()[:100]}” is not an email address.")
             continue
         if address not in addresses:
             addresses.append(address)
@@ -143,6 +144,8 @@ def send_invites(request: HttpRequest, survey: Survey, addresses: list[str]) -> 
     except OSError:
         Invite.objects.filter(pk__in=[e.invite_id for e in emailed]).delete()  # addresses too
         raise
+    said = f"invites mailed to {_count(len(new), 'address', 'addresses')}"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.INVITES, said)
     return Sent(sent=len(new), already_invited=len(known))
 
 
@@ -154,4 +157,18 @@ def remind(request: HttpRequest, survey: Survey) -> int:
     """Mail the link again to every address whose invite is unused; how many."""
     emailed = list(unused(survey))
     _send(request, survey, emailed, reminder=True)
+    said = f"reminder mailed to {_count(len(emailed), 'unused invite', 'unused invites')}"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.INVITES, said)
     return len(emailed)
+
+
+def forget(request: HttpRequest, survey: Survey) -> int:
+    """Delete the mailed addresses (their invites keep working); how many."""
+    deleted, _ = survey.emailed_invites.all().delete()
+    said = f"{_count(deleted, 'mailed address', 'mailed addresses')} deleted"
+    AuditEntry.record(survey, request.user, AuditEntry.Action.INVITES, said)
+    return deleted
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
