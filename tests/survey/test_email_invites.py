@@ -13,10 +13,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from responses.sealing import seal
 from survey.email_invites import MAX_ADDRESSES
-from survey.models import AuditEntry, EmailedInvite, Invite, Survey
+from survey.models import AuditEntry, EmailedInvite, Invite, Role, Survey
 from tests.storage import stored_count, use_invite
 from tests.survey.test_invites import submit
 
@@ -276,3 +277,76 @@ def test_the_addresses_go_with_a_survey_purged_from_the_trash(
     )
     call_command("purge_trash")
     assert not EmailedInvite.objects.exists() and not Invite.objects.exists()
+
+
+# The API ------------------------------------------------------------------------------
+
+
+def api_url(survey: Survey, tail: str = "") -> str:
+    return f"/api/surveys/{survey.id}/invites/email/{tail}"
+
+
+def test_the_api_mails_reminds_counts_and_forgets(api, invited_survey, mailoutbox):
+    response = api.post(
+        api_url(invited_survey), {"addresses": ["ana@example.org", "Ben@example.org"]}, "json"
+    )
+    assert response.status_code == 201, response.content
+    assert response.json() == {"sent": 2, "already_invited": 0}
+    assert [m.to for m in mailoutbox] == [["ana@example.org"], ["ben@example.org"]]
+    assert use_invite(invited_survey, token_in(mailoutbox[0]))
+    assert api.get(api_url(invited_survey)).json() == {"kept": 2, "unused": 1}
+    mailoutbox.clear()
+    assert api.post(api_url(invited_survey, "remind/")).json() == {"reminded": 1}
+    assert [m.to for m in mailoutbox] == [["ben@example.org"]]
+    assert api.delete(api_url(invited_survey)).json() == {"deleted": 2}
+    assert audit(invited_survey) == [
+        "invites mailed to 2 addresses",
+        "reminder mailed to 1 unused invite",
+        "2 mailed addresses deleted",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"addresses": ["ana@example.org", "nope"]}, "Item 2: “nope” is not an email address."),
+        ({"addresses": []}, "Paste at least one email address"),
+        ({"addresses": "ana@example.org"}, "addresses"),
+        ({}, "addresses"),
+        ({"addresses": [f"p{i}@example.org" for i in range(MAX_ADDRESSES + 1)]}, "addresses"),
+    ],
+    ids=["bad item", "empty", "not a list", "missing", "too many"],
+)
+def test_the_api_names_the_field_of_bad_addresses_and_stores_nothing(
+    api, invited_survey, mailoutbox, body, field
+):
+    response = api.post(api_url(invited_survey), body, "json")
+    assert response.status_code == 400
+    assert "addresses" in response.json() and field in response.content.decode()
+    assert mailoutbox == [] and nothing_stored() and audit(invited_survey) == []
+
+
+def test_the_api_refuses_a_closed_survey_and_a_site_without_mail(
+    api, invited_survey, mailoutbox, settings
+):
+    invited_survey.close()
+    body = {"addresses": ["ana@example.org"]}
+    response = api.post(api_url(invited_survey), body, "json")
+    assert response.status_code == 409 and "closed" in response.json()["detail"]
+    assert api.post(api_url(invited_survey, "remind/")).status_code == 409
+    settings.EMAIL_ENABLED = False
+    assert api.post(api_url(invited_survey), body, "json").status_code == 404
+    assert mailoutbox == [] and nothing_stored()
+
+
+def test_the_api_hides_mailing_from_viewers_and_strangers(
+    client, invited_survey, outsider, mailoutbox
+):
+    invited_survey.share_with(outsider, Role.ANALYST)
+    stranger = APIClient()
+    stranger.force_authenticate(outsider)
+    body = {"addresses": ["ana@example.org"]}
+    assert stranger.post(api_url(invited_survey), body, "json").status_code == 404
+    assert stranger.get(api_url(invited_survey)).status_code == 404
+    assert stranger.delete(api_url(invited_survey)).status_code == 404
+    assert mailoutbox == [] and nothing_stored()
