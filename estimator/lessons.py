@@ -1,6 +1,6 @@
 """The maths behind the classroom lessons: differencing attacks, the Laplace mechanism and
 its budget, k-anonymity and linkage, the exponential mechanism, local against central
-noise, (ε, δ) and the Gaussian mechanism.
+noise, (ε, δ) and the Gaussian mechanism, the reusable holdout.
 
 Pure numpy/scipy (no Django): the classroom pages only display what these functions
 return. Every table is synthetic and generated from a seed that the projector shows, so
@@ -21,6 +21,10 @@ References
    "What can we learn privately?", SIAM J. Comput. 40 (2011).
 .. [5] B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential
    privacy: analytical calibration and optimal denoising", ICML 2018.
+.. [6] C. Dwork, V. Feldman, M. Hardt, T. Pitassi, O. Reingold and A. Roth, "The
+   reusable holdout: preserving validity in adaptive data analysis", Science 349 (2015):
+   Thresholdout (threshold T = 0.04, noise σ = 0.01) and the experiment with features
+   that are pure noise.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import brentq
@@ -552,3 +557,145 @@ def exposed(n: int, delta: float) -> float:
     """Expected people published in full by the (0, δ)-DP mechanism "release each row with
     probability δ": n·δ. Hence δ must be far below 1/n."""
     return _check_n(n) * _check_delta(delta)
+
+
+# The reusable holdout
+
+
+class Thresholdout:
+    """Answers queries about a holdout set so that an adaptive analyst cannot overfit it
+    [6]_: while a query's value on the training set agrees with the holdout (within a
+    noisy threshold T̂), the training value is returned; otherwise the holdout value
+    plus Lap(σ), and each such answer spends one unit of the budget. None is the
+    paper's ⊥ (the budget is spent).
+
+    >>> holdout = Thresholdout(np.random.default_rng(0))
+    >>> holdout.answer(0.80, 0.81)
+    0.8
+    """
+
+    def __init__(
+        self,
+        rng: np.random.Generator,
+        threshold: float = 0.04,
+        sigma: float = 0.01,
+        budget: int = 1000,
+    ):
+        if not (threshold > 0 and sigma > 0 and budget >= 1):
+            raise ValueError("the threshold, the noise σ and the budget must be positive")
+        self.rng, self.threshold, self.sigma, self.budget = rng, threshold, sigma, budget
+        self.spent = 0
+        self._noisy_threshold = threshold + rng.laplace(0.0, 2 * sigma)
+
+    def answer(self, training: float, holdout: float) -> float | None:
+        if self.spent >= self.budget:
+            return None
+        if abs(holdout - training) > self._noisy_threshold + self.rng.laplace(0, 4 * self.sigma):
+            self.spent += 1
+            self._noisy_threshold = self.threshold + self.rng.laplace(0.0, 2 * self.sigma)
+            return float(holdout + self.rng.laplace(0.0, self.sigma))
+        return float(training)
+
+
+@dataclass(frozen=True)
+class HoldoutRun:
+    """One adaptive analysis: per query, the features kept, the model's accuracy on the
+    training set, what the holdout answered (None: ⊥) and its accuracy on fresh data."""
+
+    sizes: tuple[int, ...]
+    training: tuple[float, ...]
+    reported: tuple[float | None, ...]
+    fresh: tuple[float, ...]
+    over_threshold: int
+
+
+@dataclass(frozen=True)
+class HoldoutAnalysis:
+    """The same analysis with the holdout reused directly and through Thresholdout."""
+
+    naive: HoldoutRun
+    thresholdout: HoldoutRun
+    n: int
+    d: int
+    threshold: float
+    sigma: float
+
+
+def _accuracy(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float:
+    """Accuracy of the linear classifier sign(x · weights) (ties count as wrong)."""
+    return float(np.mean(np.sign(x @ weights) == y))
+
+
+@lru_cache(maxsize=8)
+def holdout_analysis(
+    seed: int,
+    n: int = 2500,
+    d: int = 2000,
+    queries: int = 20,
+    batch: int = 5,
+    threshold: float = 0.04,
+    sigma: float = 0.01,
+) -> HoldoutAnalysis:
+    """The paper's experiment [6]_ on n training, n holdout and n fresh rows of d features
+    that are pure noise (independent of the ±1 label). The analyst keeps the features
+    whose correlation with the label is at least 1/√n with the same sign on the training
+    set and on the holdout, ranks them by their training correlation, and at query q
+    asks the holdout for the accuracy of sign(Σ ± x_i) over the top q·batch of them.
+    Reused directly, the holdout's accuracy climbs although every model is at chance on
+    fresh data; through Thresholdout (every holdout correlation and accuracy asked
+    through it) it stays near the fresh accuracy. Cached: the seed decides everything.
+    """
+    if not (n >= 10 and d >= 1 and queries >= 1 and batch >= 1):
+        raise ValueError("n must be at least 10; d, queries and batch at least 1")
+    rng = np.random.default_rng(seed)
+    labels = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=(3, n))
+    train = rng.standard_normal((n, d), dtype=np.float32)
+    hold = rng.standard_normal((n, d), dtype=np.float32)
+    corr_train, corr_hold = train.T @ labels[0] / n, hold.T @ labels[1] / n
+    cutoff = 1 / math.sqrt(n)
+    runs = []
+    for guarded in (False, True):
+        mechanism = Thresholdout(np.random.default_rng([seed, 1]), threshold, sigma)
+        seen = corr_hold
+        if guarded:
+            # A correlation query x·y is a mean of values of spread 1; mapped to (1 + x·y)/2
+            # it becomes a query of spread ½, the scale Thresholdout's T is set for.
+            answers = [
+                mechanism.answer((1 + float(t)) / 2, (1 + float(h)) / 2)
+                for t, h in zip(corr_train, corr_hold, strict=True)
+            ]
+            seen = np.array([0.0 if a is None else 2 * a - 1 for a in answers])
+        keep = (
+            (np.abs(corr_train) >= cutoff)
+            & (np.abs(seen) >= cutoff)
+            & (np.sign(corr_train) == np.sign(seen))
+        )
+        ranked = np.flatnonzero(keep)
+        ranked = ranked[np.argsort(-np.abs(corr_train[ranked]), kind="stable")]
+        chosen = ranked[: queries * batch]
+        # Fresh data only for the features a model uses: one column per feature and seed.
+        fresh = (
+            np.stack(
+                [np.random.default_rng([seed, 2, int(j)]).standard_normal(n) for j in chosen],
+                axis=1,
+            )
+            if len(chosen)
+            else np.zeros((n, 0))
+        )
+        rows: dict[str, list] = {"sizes": [], "training": [], "reported": [], "fresh": []}
+        for q in range(1, queries + 1):
+            size = min(q * batch, len(chosen))
+            weights = np.sign(corr_train[chosen[:size]])
+            on_train = _accuracy(train[:, chosen[:size]], labels[0], weights)
+            on_hold = _accuracy(hold[:, chosen[:size]], labels[1], weights)
+            rows["sizes"].append(size)
+            rows["training"].append(on_train)
+            rows["reported"].append(mechanism.answer(on_train, on_hold) if guarded else on_hold)
+            rows["fresh"].append(_accuracy(fresh[:, :size], labels[2], weights))
+        runs.append(
+            HoldoutRun(
+                **{k: tuple(v) for k, v in rows.items()},
+                over_threshold=mechanism.spent if guarded else 0,
+            )
+        )
+    return HoldoutAnalysis(runs[0], runs[1], n, d, threshold, sigma)

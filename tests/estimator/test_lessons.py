@@ -347,3 +347,68 @@ def test_smaller_delta_needs_more_noise_and_the_loss_beyond_epsilon_shrinks():
 def test_gaussian_refuses_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# The reusable holdout
+
+
+def test_thresholdout_mostly_returns_the_training_value_while_the_holdout_agrees():
+    holdout = lessons.Thresholdout(np.random.default_rng(1), threshold=0.04, sigma=0.01)
+    answers = [holdout.answer(0.7, 0.705) for _ in range(2000)]
+    # Only when the noisy threshold T̂ + η falls below 0.005 does the holdout answer.
+    assert 0.7 < answers.count(0.7) / 2000 < 0.95
+    assert holdout.spent == 2000 - answers.count(0.7)
+
+
+def test_thresholdout_answers_the_holdout_with_laplace_noise_when_they_disagree():
+    sigma = 0.01
+    holdout = lessons.Thresholdout(np.random.default_rng(2), sigma=sigma, budget=10_000)
+    answers = np.array([holdout.answer(0.9, 0.5) for _ in range(4000)])
+    assert holdout.spent == 4000
+    # Lap(σ) around the holdout value: mean 0.5, mean absolute deviation σ.
+    assert abs(answers.mean() - 0.5) < 0.001
+    assert np.mean(np.abs(answers - 0.5)) == pytest.approx(sigma, rel=0.05)
+
+
+def test_thresholdout_says_nothing_once_its_budget_is_spent():
+    holdout = lessons.Thresholdout(np.random.default_rng(3), budget=2)
+    assert [holdout.answer(0.9, 0.1) is None for _ in range(3)] == [False, False, True]
+
+
+@pytest.mark.parametrize("seed", [3, 7, 11])
+def test_reusing_the_holdout_overfits_it_and_thresholdout_does_not(seed):
+    analysis = lessons.holdout_analysis(seed)
+    naive, guarded = analysis.naive, analysis.thresholdout
+    assert len(naive.reported) == len(guarded.reported) == 20
+    # The features are pure noise: every model is at chance on fresh data.
+    assert all(abs(a - 0.5) < 0.06 for a in naive.fresh + guarded.fresh)
+    # Reused directly, the holdout's accuracy climbs far above the fresh one.
+    assert naive.reported[-1] - naive.fresh[-1] > 0.08
+    assert naive.reported[-1] > naive.reported[0] + 0.04
+    # Through Thresholdout it stays within about T of the truth (its answers are the
+    # training value while that is within a noisy T̂ + η), while the training accuracy climbs.
+    errors = np.abs(np.array(guarded.reported) - np.array(guarded.fresh))
+    assert np.median(errors) < 0.05 and np.median(errors) < naive.reported[-1] - naive.fresh[-1]
+    assert guarded.training[-1] - guarded.reported[-1] > 0.08
+    assert 0 < guarded.over_threshold <= 1000 and naive.over_threshold == 0
+
+
+def test_the_holdout_analysis_comes_from_the_seed():
+    lessons.holdout_analysis.cache_clear()
+    first = lessons.holdout_analysis(5)
+    lessons.holdout_analysis.cache_clear()
+    assert lessons.holdout_analysis(5) == first
+    assert lessons.holdout_analysis(6) != first
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: lessons.Thresholdout(np.random.default_rng(), sigma=0), "must be positive"),
+        (lambda: lessons.Thresholdout(np.random.default_rng(), budget=0), "must be positive"),
+        (lambda: lessons.holdout_analysis(1, n=5), "n must be"),
+    ],
+)
+def test_holdout_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
