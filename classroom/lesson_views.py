@@ -250,14 +250,21 @@ def _pick(request: HttpRequest, lesson: Lesson) -> None:
     lessons.pick(lesson)
 
 
+# The lessons whose remote can stand in for phones: 20 noisy secrets, 5 holdout queries.
+SIMULATIONS = {
+    Lesson.Kind.LOCAL: lessons.simulate_phones,
+    Lesson.Kind.HOLDOUT: lessons.simulate_queries,
+}
+
+
 def _simulate_phones(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
-    if lesson.kind != Lesson.Kind.LOCAL:
+    if lesson.kind not in SIMULATIONS:
         return HttpResponse(
-            "Only the local vs central lesson simulates phones.",
+            "Only the local vs central and the reusable holdout lessons simulate phones.",
             status=400,
             content_type="text/plain",
         )
-    lessons.simulate_phones(lesson)
+    SIMULATIONS[lesson.kind](lesson)
     return None
 
 
@@ -341,6 +348,12 @@ def _record(lesson: Lesson, choice: str) -> tuple[dict, str | None, int]:
     if lesson.kind == Lesson.Kind.GAUSSIAN:
         laplace_answer, gaussian_answer = lessons.ask_both(lesson)
         return {"my_laplace": laplace_answer, "my_gaussian": gaussian_answer}, None, 200
+    if lesson.kind == Lesson.Kind.HOLDOUT:
+        query = lessons.ask_holdout(lesson)
+        if query is None:
+            message = gettext("The analysis has asked all its questions of the holdout.")
+            return {}, message, 409
+        return {"my_holdout": query.value, "my_features": int(query.choice)}, None, 200
     if lesson.kind == Lesson.Kind.LOCAL:
         report = lessons.send_local(lesson)
         return {"my_secret": int(report.choice), "my_report": report.value}, None, 200

@@ -524,6 +524,83 @@ def gaussian(lesson: Lesson) -> dict:
     return context
 
 
+# 8. The reusable holdout
+
+HOLDOUT_QUERIES = 20
+SIMULATED_QUERIES = 5
+
+
+def holdout_run(lesson: Lesson) -> maths.HoldoutRun:
+    """The analysis this step shows: the holdout reused directly, then through Thresholdout."""
+    analysis = maths.holdout_analysis(lesson.seed, queries=HOLDOUT_QUERIES)
+    return analysis.thresholdout if lesson.step >= 1 else analysis.naive
+
+
+def ask_holdout(lesson: Lesson) -> Action | None:
+    """One more query of the class's adaptive analysis: a model with more features, its
+    accuracy as the holdout answers it. None once the analysis has asked everything."""
+    asked = lesson.current_actions().filter(kind=Action.Kind.QUERY).count()
+    if asked >= HOLDOUT_QUERIES:
+        return None
+    run = holdout_run(lesson)
+    return lesson.actions.create(
+        round=lesson.round,
+        step=lesson.step,
+        kind=Action.Kind.QUERY,
+        choice=str(run.sizes[asked]),
+        value=run.reported[asked],
+    )
+
+
+def simulate_queries(lesson: Lesson) -> None:
+    """The remote's shortcut: the analysis asks the holdout five more times."""
+    for _ in range(SIMULATED_QUERIES):
+        ask_holdout(lesson)
+
+
+def holdout(lesson: Lesson) -> dict:
+    analysis = maths.holdout_analysis(lesson.seed, queries=HOLDOUT_QUERIES)
+    run = holdout_run(lesson)
+    asked = min(lesson.current_actions().filter(kind=Action.Kind.QUERY).count(), HOLDOUT_QUERIES)
+    x = Axis(0, HOLDOUT_QUERIES, PAD + 20, W - 2 * PAD - 20)
+    y = y_axis(0.4, 0.7)
+    queries = range(1, asked + 1)
+
+    def line(values) -> str:
+        return " ".join(
+            f"{x(q)},{y(v)}" for q, v in zip(queries, values, strict=False) if v is not None
+        )
+
+    last = asked - 1
+    return {
+        "analysis": analysis,
+        "asked": asked,
+        "queries": HOLDOUT_QUERIES,
+        "line_reported": line(run.reported),
+        "line_fresh": line(run.fresh),
+        # Beside Thresholdout, what reusing the holdout directly had answered.
+        "line_naive": line(analysis.naive.reported) if lesson.step >= 1 else "",
+        "dots": [
+            {"x": x(q), "y": y(v)}
+            for q, v in zip(queries, run.reported, strict=False)
+            if v is not None
+        ],
+        "chance_y": y(0.5),
+        "x_ticks": [{"at": x(q), "label": str(q)} for q in (1, 5, 10, 15, 20)],
+        "y_ticks": [{"at": y(a), "label": f"{a:.0%}"} for a in (0.4, 0.5, 0.6, 0.7)],
+        "last": {
+            "size": run.sizes[last],
+            "reported": run.reported[last],
+            "fresh": run.fresh[last],
+            "training": run.training[last],
+        }
+        if asked
+        else None,
+        "over_threshold": run.over_threshold,
+        "choices": [],
+    }
+
+
 CONTEXTS = {
     Lesson.Kind.DIFFERENCING: differencing,
     Lesson.Kind.LAPLACE: laplace,
@@ -531,6 +608,7 @@ CONTEXTS = {
     Lesson.Kind.EXPONENTIAL: exponential,
     Lesson.Kind.LOCAL: local_central,
     Lesson.Kind.GAUSSIAN: gaussian,
+    Lesson.Kind.HOLDOUT: holdout,
 }
 
 

@@ -80,6 +80,7 @@ class Lesson(models.Model):
         EXPONENTIAL = "exponential", gettext_lazy("The exponential mechanism")
         LOCAL = "local", gettext_lazy("Local vs central noise")
         GAUSSIAN = "gaussian", gettext_lazy("(ε, δ) and the Gaussian mechanism")
+        HOLDOUT = "holdout", gettext_lazy("The reusable holdout")
 
     # The steps the instructor walks through, per activity (the projector's headline; the
     # students' phones show it in their language).
@@ -107,7 +108,13 @@ class Lesson(models.Model):
             gettext_lazy("Laplace beside Gaussian"),
             gettext_lazy("What δ permits"),
         ],
+        Kind.HOLDOUT: [
+            gettext_lazy("Reuse the holdout"),
+            gettext_lazy("Reuse it through Thresholdout"),
+        ],
     }
+    # The lessons without an ε to show or set (k-anonymity; Thresholdout's noise is fixed).
+    WITHOUT_EPSILON = (Kind.LINKAGE, Kind.HOLDOUT)
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -154,9 +161,14 @@ class Lesson(models.Model):
     @property
     def uses_epsilon(self) -> bool:
         """Whether this step adds noise: exact counts and k-anonymity have no ε to show."""
-        if self.kind == self.Kind.LINKAGE:
+        if not self.tunes_epsilon:
             return False
         return not (self.kind == self.Kind.DIFFERENCING and self.step == 0)
+
+    @property
+    def tunes_epsilon(self) -> bool:
+        """Whether the remote offers an ε slider for this lesson."""
+        return self.kind not in self.WITHOUT_EPSILON
 
     @property
     def accepting(self) -> bool:

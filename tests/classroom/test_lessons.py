@@ -461,3 +461,55 @@ def test_what_delta_permits_shows_the_people_exposed(instructor, make_lesson):
     page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
     assert "data-exposed" in page and "data-delta-marker" in page
     assert "<td>0.24</td>" in page  # 24 patients × δ = 0.01
+
+
+def test_each_phone_asks_the_holdout_about_a_bigger_model(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.HOLDOUT)
+    naive = maths.holdout_analysis(lesson.seed, queries=lessons.HOLDOUT_QUERIES).naive
+    for i in range(2):
+        response = send(client, lesson)
+        assert response.status_code == 200 and b"data-my-holdout" in response.content
+        assert f"With {naive.sizes[i]} features" in response.content.decode()
+    assert list(lesson.actions.values_list("choice", "value")) == [
+        (str(naive.sizes[i]), naive.reported[i]) for i in range(2)
+    ]
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    page = instructor.get(projector).content.decode()
+    assert "data-asked>2<" in page and 'data-line="fresh"' not in page
+    assert "data-fresh>?<" in page  # fresh data only once revealed
+    lesson.go(revealed=True)
+    page = instructor.get(projector).content.decode()
+    assert 'data-line="fresh"' in page and "overfitted by reuse" in page
+    assert f"data-fresh>{100 * naive.fresh[1]:.1f} %<" in page
+
+
+def test_thresholdout_answers_in_the_next_step_beside_the_direct_reuse(
+    client, make_lesson, instructor
+):
+    lesson = make_lesson(kind=Lesson.Kind.HOLDOUT, step=1, revealed=True)
+    assert remote_post(client, lesson, "simulate-phones").status_code == 302
+    guarded = maths.holdout_analysis(lesson.seed, queries=lessons.HOLDOUT_QUERIES).thresholdout
+    values = list(lesson.actions.values_list("value", flat=True))
+    assert values == list(guarded.reported[:5])
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert 'data-line="naive"' in page and "reusable" in page
+    assert f"answers {guarded.over_threshold} of the analysis" in page
+
+
+def test_the_holdout_analysis_stops_after_its_last_query(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.HOLDOUT)
+    for _ in range(4):
+        remote_post(client, lesson, "simulate-phones")
+    assert lesson.actions.count() == lessons.HOLDOUT_QUERIES
+    response = send(client, lesson)
+    assert response.status_code == 409
+    assert "asked all its questions" in response.content.decode()
+    assert lesson.actions.count() == lessons.HOLDOUT_QUERIES
+
+
+def test_the_holdout_lesson_has_no_epsilon(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.HOLDOUT)
+    remote = instructor.get(reverse("classroom:remote", args=[lesson.remote_token])).content
+    assert "Set ε" not in remote.decode() and "Run 5 more queries" in remote.decode()
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-epsilon-pill" not in page

@@ -146,6 +146,10 @@ def student_pages(surveys: dict[str, Survey], owner) -> dict[str, Page]:
     return pages
 
 
+# The lessons whose phones press one button (nothing to choose, so no invalid choice).
+NO_CHOICE = (Lesson.Kind.LAPLACE, Lesson.Kind.LOCAL, Lesson.Kind.GAUSSIAN, Lesson.Kind.HOLDOUT)
+
+
 def lesson_page(lesson: Lesson, step: int) -> Page:
     """The step as a phone shows it, then after sending a valid and an invalid choice."""
 
@@ -156,7 +160,7 @@ def lesson_page(lesson: Lesson, step: int) -> Page:
         choices = lesson_context(lesson).get("choices") or ["query"]
         sent = post(client, url, language, {"choice": choices[0]})
         shown = get(client, url, language)
-        if lesson.kind in (Lesson.Kind.LAPLACE, Lesson.Kind.LOCAL, Lesson.Kind.GAUSSIAN):
+        if lesson.kind in NO_CHOICE:
             return shown + sent
         return shown + sent + post(client, url, language, {"choice": "none of these"}, 400)
 
