@@ -288,3 +288,63 @@ def test_gaussian_beside_laplace_and_what_delta_permits(live_server, browser, pa
     expect(projector.locator("[data-exposed]")).to_contain_text("0.24", timeout=FOLLOW)
     shoot(projector, "lesson-gaussian-projector")
     phone.context.close()
+
+
+def test_holdout_overfitted_by_reuse_then_guarded_by_thresholdout(
+    live_server, browser, page, owner, shoot
+):
+    lesson, _ = start_lesson(page, live_server, "The reusable holdout")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = [browser.new_context(viewport=PHONE, bypass_csp=True).new_page() for _ in range(3)]
+    for phone in phones:
+        phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    expect(projector.locator("[data-epsilon-pill]")).to_have_count(0)  # no ε to set here
+    analysis = maths.holdout_analysis(lesson.seed, queries=20)
+    phones[0].get_by_role("button", name="Try a bigger model").click()
+    expect(phones[0].locator("[data-my-holdout]")).to_contain_text("With 5 features")
+    assert serious_violations(phones[0]) == []
+    shoot(phones[0], "lesson-holdout-phone")
+    press(page, "Lock answering")
+    for phone in phones[1:]:
+        expect(phone.get_by_role("button", name="Try a bigger model")).to_be_disabled(
+            timeout=FOLLOW
+        )
+    press(page, "Unlock answering")
+    for phone in phones[1:]:
+        expect(phone.get_by_role("button", name="Try a bigger model")).to_be_enabled(
+            timeout=FOLLOW
+        )
+        phone.get_by_role("button", name="Try a bigger model").click()
+        expect(phone.locator("[data-my-holdout]")).to_be_visible()
+    expect(projector.locator("[data-asked]")).to_have_text("3", timeout=FOLLOW)
+    press(page, "Run 5 more queries")
+    expect(page.locator("[data-remote-detail]")).to_contain_text("8 of 20 queries")
+    expect(projector.locator('[data-line="fresh"]')).to_have_count(0)
+    press(page, "Reveal")
+    expect(projector.locator("[data-reveal]")).to_contain_text("overfitted", timeout=FOLLOW)
+    expect(projector.locator("[data-fresh]")).to_have_text(
+        f"{100 * analysis.naive.fresh[7]:.1f} %", timeout=FOLLOW
+    )
+    shoot(projector, "lesson-holdout-reuse-projector")
+
+    press(page, "Next step →")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "Reuse it through Thresholdout", timeout=FOLLOW
+        )
+        expect(phone.locator("[data-my-holdout]")).to_have_count(0)
+    for _ in range(3):
+        press(page, "Run 5 more queries")
+    phones[0].get_by_role("button", name="Try a bigger model").click()
+    expect(phones[0].locator("[data-my-holdout]")).to_contain_text("With 80 features")
+    press(page, "Reveal")
+    expect(projector.locator('[data-line="naive"]')).to_have_count(1, timeout=FOLLOW)
+    expect(projector.locator("[data-reveal]")).to_contain_text("reusable", timeout=FOLLOW)
+    expect(projector.locator("[data-asked]")).to_have_text("16")
+    shoot(projector, "lesson-holdout-projector")
+
+    press(page, "New round")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text("Reuse the holdout", timeout=FOLLOW)
+    expect(projector.locator("[data-asked]")).to_have_text("0", timeout=FOLLOW)
+    close(phones)

@@ -59,6 +59,9 @@ def lesson_views(owner) -> list[str]:
                 elif kind == Lesson.Kind.GAUSSIAN:
                     action = {"kind": Action.Kind.QUERY, "choice": ("pure", "approximate")[i % 2]}
                     action["value"] = 10 + i % 7 - 3
+                elif kind == Lesson.Kind.HOLDOUT:
+                    lessons.ask_holdout(lesson)
+                    continue
                 elif kind == Lesson.Kind.LOCAL:
                     noise = (i % 7 - 3) * 0.8
                     action = {"kind": Action.Kind.QUERY, "choice": str(i % 3 // 2), "value": noise}
