@@ -82,6 +82,15 @@ class GeneralizeForm(forms.Form):
     )
 
 
+class PracticesForm(forms.Form):
+    practices = forms.MultipleChoiceField(
+        choices=list(lessons.PRACTICES.items()),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="ONS practices applied",
+    )
+
+
 def _lesson(request: HttpRequest, lesson_id: int) -> Lesson:
     """The requester's own lesson; anyone else's is a 404."""
     return get_object_or_404(Lesson.objects.owned_by(request.user), pk=lesson_id)
@@ -180,6 +189,8 @@ def _remote_page(request: HttpRequest, lesson: Lesson, status: int = 200, **form
                     "suppress_below": lesson.suppress_below,
                 }
             ),
+            "practices_form": forms_.get("practices_form")
+            or PracticesForm(initial={"practices": lesson.practices}),
             "remote_url": remote_url,
             "remote_qr": mark_safe(
                 qr_svg(remote_url, title="QR code of this remote", scalable=True)
@@ -246,6 +257,14 @@ def _generalize(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
     return None
 
 
+def _practices(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
+    form = PracticesForm(request.POST)
+    if not form.is_valid():
+        return _remote_page(request, lesson, status=400, practices_form=form)
+    lesson.go(practices=form.cleaned_data["practices"])
+    return None
+
+
 def _pick(request: HttpRequest, lesson: Lesson) -> None:
     lessons.pick(lesson)
 
@@ -282,6 +301,7 @@ ACTIONS = {
     "epsilon": _set_epsilon,
     "delta": _set_delta,
     "generalize": _generalize,
+    "practices": _practices,
     "pick": _pick,
     "simulate-phones": _simulate_phones,
 }

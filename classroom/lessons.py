@@ -601,6 +601,90 @@ def holdout(lesson: Lesson) -> dict:
     }
 
 
+# 9. Statistical disclosure control
+
+DISCLOSURE_WORDS = (gettext_noop("Identity"), gettext_noop("Attribute"), gettext_noop("Membership"))
+# The ONS practices, by the name the remote's form posts, as the phones vote for them.
+PRACTICES = {
+    "round": gettext_noop("Round to base 5"),
+    "collapse": gettext_noop("Collapse age bands"),
+    "suppress": gettext_noop("Suppress small counts"),
+}
+KNOWN_RATINGS = ("1", "2", "3", "4", "5", "6")
+
+
+def disclosure(lesson: Lesson) -> dict:
+    if lesson.step == 2:
+        context = sparse_linkage(lesson)
+    else:
+        applied = set(lesson.practices) if lesson.step == 1 else set()
+        context = disclosure_table(lesson.seed, applied)
+        context["choices"] = list(DISCLOSURE_WORDS if lesson.step == 0 else PRACTICES.values())
+    tally = guesses(lesson, context["choices"])
+    return context | {"guesses": tally, "n_answers": sum(g["n"] for g in tally)}
+
+
+def disclosure_table(seed: int, applied: set[str]) -> dict:
+    """The clinic's table as a grid of areas by age bands, each cell marked with the
+    disclosures it still allows under the practices applied."""
+    rows = maths.publish(
+        maths.clinic_table(seed),
+        rounded="round" in applied,
+        collapsed="collapse" in applied,
+        suppressed="suppress" in applied,
+    )
+    found = maths.disclosures(rows)
+    by_label = {row.label: row for row in rows}
+    bands = list(dict.fromkeys(row.label.split(" ", 1)[1] for row in rows))
+    grid = [
+        {
+            "area": area,
+            "cells": [
+                {
+                    "row": by_label[f"{area} {band}"],
+                    "marks": [k for k in maths.DISCLOSURES if f"{area} {band}" in found[k]],
+                }
+                for band in bands
+            ],
+        }
+        for area in maths.AREAS
+    ]
+    return {
+        "bands": bands,
+        "grid": grid,
+        "found": found,
+        "applied": [
+            {"name": n, "label": label, "on": n in applied} for n, label in PRACTICES.items()
+        ],
+        "safe": not any(found.values()),
+    }
+
+
+def sparse_linkage(lesson: Lesson) -> dict:
+    data = maths.ratings(lesson.seed)
+    counts = data.candidates_by_known(len(KNOWN_RATINGS))
+    known = data.known(len(KNOWN_RATINGS))
+    users = len(data.by_user)
+    singled = next((k for k, c in enumerate(counts, start=1) if c == 1), None)
+    return {
+        "users": users,
+        "films": 300,
+        "known": [{"film": f + 1, "stars": s} for f, s in known.items()],
+        "bars": [
+            {
+                "k": k,
+                "n": c,
+                # A log scale: 1 record is a sliver, all of them the full bar.
+                "width": round(100 * math.log(c + 1) / math.log(users + 1), 1),
+            }
+            for k, c in enumerate(counts, start=1)
+        ],
+        "singled": singled,
+        "rated": len(data.by_user[data.target]),
+        "choices": list(KNOWN_RATINGS),
+    }
+
+
 CONTEXTS = {
     Lesson.Kind.DIFFERENCING: differencing,
     Lesson.Kind.LAPLACE: laplace,
@@ -609,6 +693,7 @@ CONTEXTS = {
     Lesson.Kind.LOCAL: local_central,
     Lesson.Kind.GAUSSIAN: gaussian,
     Lesson.Kind.HOLDOUT: holdout,
+    Lesson.Kind.DISCLOSURE: disclosure,
 }
 
 

@@ -81,6 +81,7 @@ class Lesson(models.Model):
         LOCAL = "local", gettext_lazy("Local vs central noise")
         GAUSSIAN = "gaussian", gettext_lazy("(ε, δ) and the Gaussian mechanism")
         HOLDOUT = "holdout", gettext_lazy("The reusable holdout")
+        DISCLOSURE = "disclosure", gettext_lazy("Statistical disclosure control")
 
     # The steps the instructor walks through, per activity (the projector's headline; the
     # students' phones show it in their language).
@@ -112,9 +113,14 @@ class Lesson(models.Model):
             gettext_lazy("Reuse the holdout"),
             gettext_lazy("Reuse it through Thresholdout"),
         ],
+        Kind.DISCLOSURE: [
+            gettext_lazy("Three kinds of disclosure"),
+            gettext_lazy("Round, collapse, suppress"),
+            gettext_lazy("A sparse-data linkage"),
+        ],
     }
     # The lessons without an ε to show or set (k-anonymity; Thresholdout's noise is fixed).
-    WITHOUT_EPSILON = (Kind.LINKAGE, Kind.HOLDOUT)
+    WITHOUT_EPSILON = (Kind.LINKAGE, Kind.HOLDOUT, Kind.DISCLOSURE)
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -132,6 +138,9 @@ class Lesson(models.Model):
     year_width = models.PositiveSmallIntegerField(default=1)
     keep_sex = models.BooleanField(default=True)
     suppress_below = models.PositiveSmallIntegerField(default=1)
+    # Statistical disclosure control: the ONS practices applied so far (round, collapse,
+    # suppress).
+    practices = models.JSONField(default=list, blank=True)
     options = models.JSONField(default=list, blank=True)
     last_pick = models.CharField(max_length=100, blank=True)
     join_code = models.CharField(max_length=6, unique=True, default=new_lesson_join_code)
@@ -186,6 +195,7 @@ class Lesson(models.Model):
             self.delta,
             self.seed,
             self.generalization,
+            tuple(self.practices),
             tuple(self.options),
             self.last_pick,
             # The Laplace lesson's phones show the class budget.

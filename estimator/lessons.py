@@ -1,6 +1,7 @@
 """The maths behind the classroom lessons: differencing attacks, the Laplace mechanism and
 its budget, k-anonymity and linkage, the exponential mechanism, local against central
-noise, (ε, δ) and the Gaussian mechanism, the reusable holdout.
+noise, (ε, δ) and the Gaussian mechanism, the reusable holdout, statistical disclosure
+control.
 
 Pure numpy/scipy (no Django): the classroom pages only display what these functions
 return. Every table is synthetic and generated from a seed that the projector shows, so
@@ -25,6 +26,13 @@ References
    reusable holdout: preserving validity in adaptive data analysis", Science 349 (2015):
    Thresholdout (threshold T = 0.04, noise σ = 0.01) and the experiment with features
    that are pure noise.
+.. [7] Office for National Statistics, "Statistical disclosure control" (identity,
+   attribute and membership disclosure; rounding to base 5, collapsing categories,
+   suppressing small cells), and A. Hundepool et al., "Statistical Disclosure Control",
+   Wiley, 2012.
+.. [8] A. Narayanan and V. Shmatikov, "Robust de-anonymization of large sparse datasets",
+   IEEE S&P 2008 (the Netflix Prize data: a few approximately known ratings single out
+   a record).
 """
 
 from __future__ import annotations
@@ -699,3 +707,202 @@ def holdout_analysis(
             )
         )
     return HoldoutAnalysis(runs[0], runs[1], n, d, threshold, sigma)
+
+
+# Statistical disclosure control
+
+AREAS = ("North", "East", "South", "West")
+AGE_BANDS = ("16–24", "25–34", "35–49", "50–64", "65+")
+# Collapsing categories: the five age bands become two.
+COLLAPSED_BANDS = {"16–24": "16–49", "25–34": "16–49", "35–49": "16–49"}
+SMALL_CELL = 5  # counts below 5 (zeros included) are suppressed
+ROUNDING_BASE = 5
+
+
+@dataclass(frozen=True)
+class Group:
+    """One row of a clinic's table: the people of an area and age band in the public
+    census (``population``), and the clinic's patients among them who tested positive
+    and negative."""
+
+    area: str
+    band: str
+    population: int
+    positive: int
+    negative: int
+
+    @property
+    def patients(self) -> int:
+        return self.positive + self.negative
+
+
+def _discloses(groups: Sequence[Group]) -> dict[str, list[str]]:
+    """The disclosures of an exact table (to choose a seed's table that shows all three)."""
+    return disclosures(publish(groups))
+
+
+def clinic_table(seed: int) -> tuple[Group, ...]:
+    """A synthetic sexual-health clinic's patients by area and age band, beside the
+    census population of each group: small enough to have small cells. Draws whose
+    exact table would not show identity, attribute and membership disclosure are
+    skipped, reproducibly."""
+    rng = np.random.default_rng(seed)
+    while True:
+        groups = []
+        for area in AREAS:
+            for band in AGE_BANDS:
+                population = int(rng.integers(2, 40))
+                patients = int(rng.binomial(population, rng.uniform(0.05, 0.5)))
+                positive = int(rng.binomial(patients, 0.3))
+                groups.append(Group(area, band, population, positive, patients - positive))
+        found = _discloses(groups)
+        if all(found[kind] for kind in DISCLOSURES):
+            return tuple(groups)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A published count and what it tells: the true value lies in [low, high]."""
+
+    shown: str
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    label: str
+    population: int
+    positive: Cell
+    negative: Cell
+    total: Cell
+
+
+DISCLOSURES = ("identity", "attribute", "membership")
+
+
+def _cell(value: int, rounded: bool, suppressed: bool) -> Cell:
+    if suppressed and value < SMALL_CELL:
+        return Cell("c", 0, SMALL_CELL - 1)
+    if rounded:
+        shown = ROUNDING_BASE * round(value / ROUNDING_BASE)
+        half = ROUNDING_BASE // 2
+        return Cell(str(shown), max(shown - half, 0), shown + half)
+    return Cell(str(value), value, value)
+
+
+def _tighten(row: PublishedRow) -> PublishedRow:
+    """What the row's own sum gives away: positive + negative = total narrows each
+    (the differencing attack: a suppressed cell beside an exact total and an exact
+    neighbour is recovered exactly)."""
+    p, n, t = row.positive, row.negative, row.total
+    for _ in range(2):
+        p = replace(p, low=max(p.low, t.low - n.high), high=min(p.high, t.high - n.low))
+        n = replace(n, low=max(n.low, t.low - p.high), high=min(n.high, t.high - p.low))
+        t = replace(t, low=max(t.low, p.low + n.low), high=min(t.high, p.high + n.high))
+    return replace(row, positive=p, negative=n, total=t)
+
+
+def publish(
+    groups: Sequence[Group],
+    rounded: bool = False,
+    collapsed: bool = False,
+    suppressed: bool = False,
+) -> list[PublishedRow]:
+    """The clinic's table as released under the ONS practices [7]_: age bands collapsed
+    (five into two), every count rounded to base 5, counts below 3 suppressed ("c").
+    Each cell says what a reader can still infer (an interval, after the row's sum)."""
+    merged: dict[tuple[str, str], list[int]] = {}
+    for g in groups:
+        band = COLLAPSED_BANDS.get(g.band, "50+") if collapsed else g.band
+        counts = merged.setdefault((g.area, band), [0, 0, 0])
+        counts[0] += g.population
+        counts[1] += g.positive
+        counts[2] += g.negative
+    rows = []
+    for (area, band), (population, positive, negative) in merged.items():
+        row = PublishedRow(
+            f"{area} {band}",
+            population,
+            _cell(positive, rounded, suppressed),
+            _cell(negative, rounded, suppressed),
+            _cell(positive + negative, rounded, suppressed),
+        )
+        rows.append(_tighten(row))
+    return rows
+
+
+def disclosures(rows: Sequence[PublishedRow]) -> dict[str, list[str]]:
+    """The groups a reader can still be sure about [7]_:
+
+    * identity: a count certainly 1 or 2 — those few patients are singled out by area
+      and age, and so is their result;
+    * attribute: every patient of the group certainly tested positive — anyone known to
+      be a patient there has the result, though no one is singled out;
+    * membership: the group certainly has as many patients as people — anyone living
+      there with that age was at the clinic.
+    """
+    found: dict[str, list[str]] = {kind: [] for kind in DISCLOSURES}
+    for row in rows:
+        if any(c.low >= 1 and c.high <= 2 for c in (row.positive, row.negative)):
+            found["identity"].append(row.label)
+        if row.negative.high == 0 and row.total.low >= 1:
+            found["attribute"].append(row.label)
+        if row.total.low >= row.population:
+            found["membership"].append(row.label)
+    return found
+
+
+# A sparse-data linkage in the manner of the Netflix study
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """Film ratings (1–5 stars) of ``users`` subscribers, sparse (each rated a few of
+    ``films`` films, popular ones more often), and the target whose record is sought."""
+
+    by_user: tuple[dict[int, int], ...]
+    target: int
+
+    def matching(self, known: dict[int, int], tolerance: int = 1) -> list[int]:
+        """The records that fit everything the attacker approximately knows: a rating of
+        each known film within ±``tolerance`` stars."""
+        return [
+            user
+            for user, rated in enumerate(self.by_user)
+            if all(f in rated and abs(rated[f] - s) <= tolerance for f, s in known.items())
+        ]
+
+    def known(self, k: int) -> dict[int, int]:
+        """The first k of the target's ratings the attacker learned (from public
+        reviews), each off by up to one star — the seed decides which and how."""
+        rated = self.by_user[self.target]
+        rng = np.random.default_rng([self.target, len(self.by_user)])
+        order = rng.permutation(sorted(rated))[:k]
+        noise = rng.integers(-1, 2, size=len(order))
+        return {
+            int(f): int(min(max(rated[int(f)] + d, 1), 5))
+            for f, d in zip(order, noise, strict=True)
+        }
+
+    def candidates_by_known(self, most: int = 6) -> list[int]:
+        """How many records fit after 1, 2, … ``most`` approximately known ratings."""
+        return [len(self.matching(self.known(k))) for k in range(1, most + 1)]
+
+
+def ratings(seed: int, users: int = 500, films: int = 300, per_user: int = 20) -> Ratings:
+    """A synthetic sparse ratings table: each user rates about ``per_user`` films drawn
+    with Zipf-like popularity, stars around the film's own mean."""
+    if not (users >= 2 and films >= per_user >= 2):
+        raise ValueError("need at least 2 users and per_user between 2 and films")
+    rng = np.random.default_rng(seed)
+    popularity = 1 / np.arange(1, films + 1) ** 0.8
+    popularity /= popularity.sum()
+    means = rng.uniform(2, 4.5, films)
+    by_user = []
+    for _ in range(users):
+        count = int(rng.integers(per_user // 2, per_user * 3 // 2 + 1))
+        seen = rng.choice(films, size=count, replace=False, p=popularity)
+        stars = np.clip(np.rint(means[seen] + rng.normal(0, 1, count)), 1, 5)
+        by_user.append({int(f): int(s) for f, s in zip(seen, stars, strict=True)})
+    return Ratings(tuple(by_user), int(rng.integers(users)))

@@ -311,9 +311,7 @@ def test_holdout_overfitted_by_reuse_then_guarded_by_thresholdout(
         )
     press(page, "Unlock answering")
     for phone in phones[1:]:
-        expect(phone.get_by_role("button", name="Try a bigger model")).to_be_enabled(
-            timeout=FOLLOW
-        )
+        expect(phone.get_by_role("button", name="Try a bigger model")).to_be_enabled(timeout=FOLLOW)
         phone.get_by_role("button", name="Try a bigger model").click()
         expect(phone.locator("[data-my-holdout]")).to_be_visible()
     expect(projector.locator("[data-asked]")).to_have_text("3", timeout=FOLLOW)
@@ -347,4 +345,72 @@ def test_holdout_overfitted_by_reuse_then_guarded_by_thresholdout(
     for phone in phones:
         expect(phone.locator(".lesson-step")).to_have_text("Reuse the holdout", timeout=FOLLOW)
     expect(projector.locator("[data-asked]")).to_have_text("0", timeout=FOLLOW)
+    close(phones)
+
+
+def test_disclosure_control_step_by_step_then_a_sparse_linkage(
+    live_server, browser, page, owner, shoot
+):
+    lesson, _ = start_lesson(page, live_server, "Statistical disclosure control")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = [browser.new_context(viewport=PHONE, bypass_csp=True).new_page() for _ in range(3)]
+    for phone in phones:
+        phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    groups = maths.clinic_table(lesson.seed)
+    exact = maths.disclosures(maths.publish(groups))
+    expect(projector.locator("[data-identity]")).to_have_text(str(len(exact["identity"])))
+    expect(projector.locator("[data-epsilon-pill]")).to_have_count(0)
+    phones[0].get_by_role("button", name="Identity").click()
+    expect(phones[0].locator("[data-sent]")).to_be_visible()
+    assert serious_violations(phones[0]) == []
+    press(page, "Lock answering")
+    expect(phones[1].get_by_role("button", name="Attribute")).to_be_disabled(timeout=FOLLOW)
+    press(page, "Unlock answering")
+    for phone in phones[1:]:
+        expect(phone.get_by_role("button", name="Attribute")).to_be_enabled(timeout=FOLLOW)
+        phone.get_by_role("button", name="Attribute").click()
+        expect(phone.locator("[data-sent]")).to_be_visible()
+    press(page, "Reveal")
+    expect(projector.locator("[data-tally]")).to_be_visible(timeout=FOLLOW)
+    expect(projector.locator(".mark-identity").first).to_be_visible()
+    shoot(projector, "lesson-disclosure-kinds-projector")
+
+    press(page, "Next step →")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "Round, collapse, suppress", timeout=FOLLOW
+        )
+        expect(phone.locator("[data-sent]")).to_have_count(0)
+    phones[0].get_by_role("button", name="Suppress small counts").click()
+    expect(phones[0].locator("[data-sent]")).to_be_visible()
+    page.get_by_label("Suppress small counts").check()
+    press(page, "Apply practices")
+    alone = maths.disclosures(maths.publish(groups, suppressed=True))
+    expect(projector.locator("[data-identity]")).to_have_text(
+        str(len(alone["identity"])), timeout=FOLLOW
+    )
+    expect(projector.locator("[data-sdc-table]")).to_contain_text(" c ")
+    page.get_by_label("Round to base 5").check()
+    press(page, "Apply practices")
+    both = maths.disclosures(maths.publish(groups, rounded=True, suppressed=True))
+    expect(projector.locator("[data-identity]")).to_have_text(
+        str(len(both["identity"])), timeout=FOLLOW
+    )
+    press(page, "Reveal")
+    expect(projector.locator("[data-reveal]")).to_be_visible(timeout=FOLLOW)
+    shoot(projector, "lesson-disclosure-practices-projector")
+
+    press(page, "Next step →")
+    for phone in phones:
+        expect(phone.get_by_role("button", name="3")).to_be_visible(timeout=FOLLOW)
+    phones[1].get_by_role("button", name="3").click()
+    press(page, "Reveal")
+    counts = maths.ratings(lesson.seed).candidates_by_known(6)
+    expect(projector.locator("[data-linkage-bars]")).to_contain_text(str(counts[0]), timeout=FOLLOW)
+    shoot(projector, "lesson-disclosure-projector")
+    press(page, "New round")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "Three kinds of disclosure", timeout=FOLLOW
+        )
     close(phones)

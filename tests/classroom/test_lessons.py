@@ -513,3 +513,65 @@ def test_the_holdout_lesson_has_no_epsilon(instructor, make_lesson):
     assert "Set ε" not in remote.decode() and "Run 5 more queries" in remote.decode()
     page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
     assert "data-epsilon-pill" not in page
+
+
+def test_the_class_spots_disclosures_in_the_clinic_table(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE)
+    assert send(client, lesson, "Identity").status_code == 200
+    assert send(client, lesson, "Nobody").status_code == 400
+    assert list(lesson.actions.values_list("choice", flat=True)) == ["Identity"]
+    found = maths.disclosures(maths.publish(maths.clinic_table(lesson.seed)))
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    page = instructor.get(projector).content.decode()
+    assert f"data-identity>{len(found['identity'])}<" in page and "mark-identity" not in page
+    lesson.go(revealed=True)
+    assert 'class="mark mark-identity"' in instructor.get(projector).content.decode()
+
+
+def test_the_remote_applies_the_ons_practices_one_by_one(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE, step=1)
+    groups = maths.clinic_table(lesson.seed)
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    assert remote_post(client, lesson, "practices", {"practices": ["suppress"]}).status_code == 302
+    lesson.refresh_from_db()
+    assert lesson.practices == ["suppress"]
+    alone = maths.disclosures(maths.publish(groups, suppressed=True))
+    page = instructor.get(projector).content.decode()
+    assert f"data-identity>{len(alone['identity'])}<" in page and "c+" in page
+    data = {"practices": ["round", "collapse", "suppress"]}
+    assert remote_post(client, lesson, "practices", data).status_code == 302
+    page = instructor.get(projector).content.decode()
+    assert "data-identity>0<" in page and "16–49" in page and "35–49" not in page
+    # The phones vote for the next practice.
+    assert send(client, lesson, "Round to base 5").status_code == 200
+
+
+def test_an_unknown_practice_is_refused_and_nothing_changes(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE, step=1, practices=["round"])
+    response = remote_post(client, lesson, "practices", {"practices": ["shred"]})
+    assert response.status_code == 400
+    assert "Select a valid choice. shred is not one of the available choices." in (
+        response.content.decode()
+    )
+    lesson.refresh_from_db()
+    assert lesson.practices == ["round"]
+
+
+def test_the_practices_only_apply_in_their_step(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE, practices=["round", "suppress"])
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "c+" not in page  # step 1 shows the exact table
+
+
+def test_the_sparse_linkage_says_how_many_ratings_single_out_a_record(
+    client, make_lesson, instructor
+):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE, step=2)
+    assert send(client, lesson, "3").status_code == 200
+    counts = maths.ratings(lesson.seed).candidates_by_known(6)
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    assert "data-singled" not in instructor.get(projector).content.decode()
+    lesson.go(revealed=True)
+    page = instructor.get(projector).content.decode()
+    assert f"data-singled>{counts.index(1) + 1}<" in page
+    assert f'<span class="tally-n">{counts[0]}</span>' in page

@@ -412,3 +412,80 @@ def test_the_holdout_analysis_comes_from_the_seed():
 def test_holdout_refuses_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# Statistical disclosure control
+
+
+def test_the_exact_clinic_table_discloses_all_three_ways():
+    groups = lessons.clinic_table(7)
+    assert len(groups) == len(lessons.AREAS) * len(lessons.AGE_BANDS)
+    found = lessons.disclosures(lessons.publish(groups))
+    for kind in lessons.DISCLOSURES:
+        assert found[kind], kind
+    by_label = {f"{g.area} {g.band}": g for g in groups}
+    for label in found["attribute"]:
+        assert by_label[label].negative == 0 < by_label[label].positive
+    for label in found["membership"]:
+        assert by_label[label].patients == by_label[label].population
+    for label in found["identity"]:
+        assert {by_label[label].positive, by_label[label].negative} & {1, 2}
+
+
+def test_a_suppressed_cell_comes_back_from_the_exact_row_total():
+    group = lessons.Group("North", "65+", population=30, positive=1, negative=9)
+    (row,) = lessons.publish([group], suppressed=True)
+    assert (row.positive.shown, row.negative.shown, row.total.shown) == ("c", "9", "10")
+    assert (row.positive.low, row.positive.high) == (1, 1)  # 10 − 9: differencing
+    assert lessons.disclosures([row])["identity"] == ["North 65+"]
+    (row,) = lessons.publish([group], suppressed=True, rounded=True)
+    assert (row.positive.shown, row.negative.shown, row.total.shown) == ("c", "10", "10")
+    assert lessons.disclosures([row]) == {"identity": [], "attribute": [], "membership": []}
+
+
+def test_rounding_to_base_5_and_collapsing_change_the_counts_as_the_ons_does():
+    groups = [
+        lessons.Group("East", band, population=10, positive=p, negative=n)
+        for band, p, n in (("16–24", 3, 4), ("25–34", 1, 1), ("50–64", 2, 0), ("65+", 6, 7))
+    ]
+    rows = lessons.publish(groups, rounded=True)
+    assert [(r.positive.shown, r.negative.shown, r.total.shown) for r in rows] == [
+        ("5", "5", "5"),
+        ("0", "0", "0"),
+        ("0", "0", "0"),
+        ("5", "5", "15"),
+    ]
+    collapsed = lessons.publish(groups, collapsed=True)
+    assert [(r.label, r.population, r.total.shown) for r in collapsed] == [
+        ("East 16–49", 20, "9"),
+        ("East 50+", 20, "15"),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_all_three_practices_together_leave_no_group_certain(seed):
+    groups = lessons.clinic_table(seed)
+    rows = lessons.publish(groups, rounded=True, collapsed=True, suppressed=True)
+    assert lessons.disclosures(rows) == {"identity": [], "attribute": [], "membership": []}
+    # Every published interval still holds the true count.
+    exact = {r.label: r for r in lessons.publish(groups, collapsed=True)}
+    for row in rows:
+        for name in ("positive", "negative", "total"):
+            true = getattr(exact[row.label], name).low
+            assert getattr(row, name).low <= true <= getattr(row, name).high
+
+
+def test_a_few_approximately_known_ratings_single_out_one_record():
+    data = lessons.ratings(7)
+    counts = data.candidates_by_known(6)
+    assert counts == sorted(counts, reverse=True) and counts[0] > 5 and counts[-1] == 1
+    known = data.known(6)
+    assert data.matching(known) == [data.target]
+    rated = data.by_user[data.target]
+    assert all(abs(rated[f] - s) <= 1 for f, s in known.items())
+    assert lessons.ratings(7) == data and lessons.ratings(8) != data
+
+
+def test_ratings_refuse_bad_sizes():
+    with pytest.raises(ValueError, match="per_user"):
+        lessons.ratings(1, films=5, per_user=20)
