@@ -14,6 +14,7 @@ from scipy.stats import norm
 
 from classroom.models import DEFAULT_VOTE_OPTIONS, Action, Lesson
 from estimator import lessons as maths
+from responses.counts import survey_counts
 
 # Charts are drawn in a 1000 × 300 viewBox with this margin.
 W, H, PAD = 1000, 300, 50
@@ -685,6 +686,59 @@ def sparse_linkage(lesson: Lesson) -> dict:
     }
 
 
+# 10. Attack your own class
+
+ATTACK_WORDS = (gettext_noop("Everything"), gettext_noop("A little"), gettext_noop("Nothing"))
+ASKS = 20
+
+
+def attack(lesson: Lesson) -> dict:
+    """The class's own randomized reports, attacked: two counts that differ by one student
+    give that student's report (never the answer), and asking again gives the memoized
+    report again."""
+    question = lesson.survey.questions.get()
+    design = question.design
+    p1, p0 = design.p_yes_given_1, design.p_yes_given_0
+    counts = survey_counts(lesson.survey).tally(question.id).counts
+    yes, n = counts.get(1, 0), sum(counts.values())
+    context = {
+        "question": question,
+        "answer_url": lesson.survey.get_absolute_url(),
+        "n_reports": n,
+        "yes": yes,
+        "epsilon": design.epsilon,
+        "odds": math.exp(design.epsilon),
+        "p1": p1,
+        "p0": p0,
+        "choices": list(ATTACK_WORDS) if lesson.step == 1 else [],
+    }
+    if lesson.step == 1 and n:
+        # The student the attacker leaves out, drawn privately so the class cannot tell.
+        report = int(private_rng(lesson, "attack", n).integers(n) < yes)
+        context |= {
+            "without": yes - report,
+            "report": report,
+            "belief": maths.report_posterior(report, 1 - report, p1, p0),
+        }
+    if lesson.step == 2:
+        memo, fresh = maths.averaging_attack(lesson.seed, p1, p0, asks=ASKS)
+        x = Axis(1, ASKS, PAD + 20, W - 2 * PAD - 20)
+        y = y_axis(0, 1)
+        asks = range(1, ASKS + 1)
+        context |= {
+            "line_memo": points(asks, memo, x, y),
+            "line_fresh": points(asks, fresh, x, y),
+            "memo_belief": memo[0],
+            "fresh_belief": fresh[-1],
+            "x_ticks": [{"at": x(k), "label": str(k)} for k in (1, 5, 10, 15, 20)],
+            "y_ticks": [{"at": y(v), "label": f"{v:.0%}"} for v in (0, 0.5, 1)],
+        }
+    if context["choices"]:
+        tally = guesses(lesson, context["choices"])
+        context |= {"guesses": tally, "n_answers": sum(g["n"] for g in tally)}
+    return context
+
+
 CONTEXTS = {
     Lesson.Kind.DIFFERENCING: differencing,
     Lesson.Kind.LAPLACE: laplace,
@@ -694,6 +748,7 @@ CONTEXTS = {
     Lesson.Kind.GAUSSIAN: gaussian,
     Lesson.Kind.HOLDOUT: holdout,
     Lesson.Kind.DISCLOSURE: disclosure,
+    Lesson.Kind.ATTACK: attack,
 }
 
 

@@ -33,6 +33,9 @@ References
 .. [8] A. Narayanan and V. Shmatikov, "Robust de-anonymization of large sparse datasets",
    IEEE S&P 2008 (the Netflix Prize data: a few approximately known ratings single out
    a record).
+.. [9] Ú. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response", CCS 2014 (the permanent, memoized randomized
+   response that defeats averaging).
 """
 
 from __future__ import annotations
@@ -906,3 +909,52 @@ def ratings(seed: int, users: int = 500, films: int = 300, per_user: int = 20) -
         stars = np.clip(np.rint(means[seen] + rng.normal(0, 1, count)), 1, 5)
         by_user.append({int(f): int(s) for f, s in zip(seen, stars, strict=True)})
     return Ratings(tuple(by_user), int(rng.integers(users)))
+
+
+# Attack your own class: differencing and averaging against randomized response
+
+
+def report_posterior(
+    yes: int, no: int, p_yes_if_yes: float, p_yes_if_no: float, prior: float = 0.5
+) -> float:
+    """The attacker's belief that someone's true answer is yes after seeing ``yes`` and
+    ``no`` independent randomized reports of theirs: the odds move by the likelihood
+    ratio p₁/p₀ per "yes" and (1 − p₁)/(1 − p₀) per "no". With one report the move is at
+    most e^ε — the ε of the design.
+
+    >>> round(report_posterior(1, 0, 0.75, 0.25), 3)
+    0.75
+    """
+    if not (0 < p_yes_if_no < 1 and 0 < p_yes_if_yes < 1 and 0 < prior < 1):
+        raise ValueError("the report probabilities and the prior must be between 0 and 1")
+    if yes < 0 or no < 0:
+        raise ValueError("report counts cannot be negative")
+    log_odds = (
+        math.log(prior / (1 - prior))
+        + yes * math.log(p_yes_if_yes / p_yes_if_no)
+        + no * math.log((1 - p_yes_if_yes) / (1 - p_yes_if_no))
+    )
+    return 1 / (1 + math.exp(-log_odds))
+
+
+def averaging_attack(
+    seed: int, p_yes_if_yes: float, p_yes_if_no: float, asks: int = 20, truth: int = 1
+) -> tuple[list[float], list[float]]:
+    """The attacker asks the same person ``asks`` times and updates on every answer.
+    With the device's memo every ask returns the one report already sent, which is no
+    new evidence (the belief stays where the first report put it); with fresh coins each
+    time, the reports pile up and the belief converges on the truth [9]_.
+    Returns (memoized, fresh) beliefs after 1 … asks asks."""
+    if asks < 1:
+        raise ValueError("asks must be at least 1")
+    rng = np.random.default_rng(seed)
+    p = p_yes_if_yes if truth else p_yes_if_no
+    fresh = (rng.random(asks) < p).astype(int)
+    first = int(fresh[0])
+    memo = [report_posterior(first, 1 - first, p_yes_if_yes, p_yes_if_no)] * asks
+    yes = np.cumsum(fresh)
+    believed = [
+        report_posterior(int(y), k + 1 - int(y), p_yes_if_yes, p_yes_if_no)
+        for k, y in enumerate(yes)
+    ]
+    return memo, believed

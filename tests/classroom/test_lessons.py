@@ -3,12 +3,15 @@ polled fragments stay cheap (304) until something changes."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from django.urls import reverse
 
 from classroom import lessons
 from classroom.models import Action, Lesson
 from estimator import lessons as maths
+from responses.write import bulk_record
 
 pytestmark = pytest.mark.django_db
 
@@ -575,3 +578,70 @@ def test_the_sparse_linkage_says_how_many_ratings_single_out_a_record(
     page = instructor.get(projector).content.decode()
     assert f"data-singled>{counts.index(1) + 1}<" in page
     assert f'<span class="tally-n">{counts[0]}</span>' in page
+
+
+def reports(lesson, yes: int, no: int) -> None:
+    """Randomized reports as the phones send them (what the server stores)."""
+    question = lesson.survey.questions.get()
+    bulk_record(lesson.survey, [{question.id: 1}] * yes + [{question.id: 0}] * no, simulated=False)
+
+
+def test_an_attack_lesson_brings_its_own_question_asked_with_coins(instructor, owner):
+    response = instructor.post(reverse("classroom:lesson_start", args=["attack"]))
+    lesson = Lesson.objects.get()
+    question = lesson.survey.questions.get()
+    assert (question.design_name, question.design.epsilon) == (
+        "forced_response",
+        pytest.approx(math.log(3)),
+    )
+    assert lesson.survey.mode == "classroom" and lesson.survey.owner == owner
+    page = instructor.get(lesson.get_absolute_url()).content.decode()
+    assert f'href="{lesson.survey.get_absolute_url()}"' in page
+    # The lesson's question is not a lone demo of its own on the classroom page.
+    classroom = instructor.get("/classroom/new/")
+    assert lesson.survey not in classroom.context["single_questions"]
+    assert response.status_code == 302
+
+
+def test_lock_and_new_round_reach_the_phones_answering_the_question(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK)
+    remote_post(client, lesson, "lock")
+    lesson.survey.refresh_from_db()
+    assert lesson.survey.is_locked
+    remote_post(client, lesson, "unlock")
+    remote_post(client, lesson, "new-round")
+    lesson.survey.refresh_from_db()
+    assert not lesson.survey.is_locked and lesson.survey.current_round == 2
+
+
+def test_a_phone_on_the_question_goes_back_to_the_lesson_after_answering(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK)
+    status = reverse("classroom:student_status", args=[lesson.survey.slug])
+    assert "data-current" not in client.get(status).content.decode()
+    lesson.go(step=1)
+    assert f'data-current="{lesson.get_absolute_url()}"' in client.get(status).content.decode()
+
+
+def test_differencing_the_class_reports_gives_a_report_never_an_answer(
+    client, make_lesson, instructor
+):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK, step=1)
+    reports(lesson, yes=3, no=5)
+    context = lessons.lesson_context(lesson)
+    assert (context["yes"], context["n_reports"]) == (3, 8)
+    assert context["yes"] - context["without"] == context["report"]
+    assert context["belief"] == pytest.approx(0.75 if context["report"] else 0.25)
+    assert send(client, lesson, "A little").status_code == 200
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    assert "data-x-report>?<" in instructor.get(projector).content.decode()
+    lesson.go(revealed=True)
+    page = instructor.get(projector).content.decode()
+    assert f"data-belief>{100 * context['belief']:.1f} %<" in page and "ln 3" in page
+
+
+def test_averaging_repeated_answers_learns_nothing_from_the_memo(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK, step=2, revealed=True)
+    memo, fresh = maths.averaging_attack(lesson.seed, 0.75, 0.25, asks=20)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert f"data-memo-belief>{100 * memo[-1]:.1f} %<" in page
+    assert 'data-line="fresh"' in page and f"{100 * fresh[-1]:.1f} %" in page

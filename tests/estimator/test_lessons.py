@@ -489,3 +489,39 @@ def test_a_few_approximately_known_ratings_single_out_one_record():
 def test_ratings_refuse_bad_sizes():
     with pytest.raises(ValueError, match="per_user"):
         lessons.ratings(1, films=5, per_user=20)
+
+
+# Attack your own class
+
+
+def test_one_report_moves_the_odds_by_at_most_e_to_the_epsilon():
+    epsilon = math.log(3)
+    for yes in (0, 1):
+        belief = lessons.report_posterior(yes, 1 - yes, 0.75, 0.25)
+        odds = belief / (1 - belief)
+        assert math.exp(-epsilon) - 1e-12 <= odds <= math.exp(epsilon) + 1e-12
+    assert lessons.report_posterior(1, 0, 0.75, 0.25) == pytest.approx(0.75)
+    # Bayes' rule by brute force with a prior of 0.2.
+    brute = 0.2 * 0.75**2 * 0.25 / (0.2 * 0.75**2 * 0.25 + 0.8 * 0.25**2 * 0.75)
+    assert lessons.report_posterior(2, 1, 0.75, 0.25, prior=0.2) == pytest.approx(brute)
+
+
+def test_averaging_learns_nothing_from_the_memo_and_everything_from_fresh_coins():
+    memo, fresh = lessons.averaging_attack(3, 0.75, 0.25, asks=60)
+    assert len(set(memo)) == 1 and memo[0] in (pytest.approx(0.75), pytest.approx(0.25))
+    assert fresh[-1] > 0.999 and fresh[0] == memo[0]
+    _, fresh_no = lessons.averaging_attack(3, 0.75, 0.25, asks=60, truth=0)
+    assert fresh_no[-1] < 0.001
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: lessons.report_posterior(1, 0, 1.0, 0.25), "between 0 and 1"),
+        (lambda: lessons.report_posterior(-1, 0, 0.75, 0.25), "negative"),
+        (lambda: lessons.averaging_attack(1, 0.75, 0.25, asks=0), "at least 1"),
+    ],
+)
+def test_attack_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
