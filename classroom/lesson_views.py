@@ -154,7 +154,7 @@ def _shortcuts(lesson: Lesson) -> list[Shortcut]:
 def projector_live(request: HttpRequest, lesson_id: int) -> HttpResponse:
     """The projector's live fragment; 304 while the lesson and its answers are unchanged."""
     lesson = _lesson(request, lesson_id)
-    etag = _etag("lesson-projector", *lesson.activity())
+    etag = _etag("lesson-projector", *lesson.activity(), lessons.reports_in(lesson))
     if unchanged := _not_modified(request, etag):
         return unchanged
     context = _base_context(lesson) | {"part": _partial(lesson, "projector")}
@@ -224,7 +224,7 @@ def remote_live(request: HttpRequest, token: str) -> HttpResponse:
     """The remote's live state (step, lock, reveal, answers, budget), polled like the
     projector so a second device or the students' answers show at once; 304 while unchanged."""
     lesson = _remote_lesson(token)
-    etag = _etag("lesson-remote", *lesson.activity())
+    etag = _etag("lesson-remote", *lesson.activity(), lessons.reports_in(lesson))
     if unchanged := _not_modified(request, etag):
         return unchanged
     context = _base_context(lesson) | _remote_live_context(lesson)

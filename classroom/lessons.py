@@ -692,6 +692,15 @@ ATTACK_WORDS = (gettext_noop("Everything"), gettext_noop("A little"), gettext_no
 ASKS = 20
 
 
+def reports_in(lesson: Lesson) -> tuple:
+    """What the projector and remote also follow in an attack lesson: the class's
+    reports to its question (they arrive through the respondent page, not as actions)."""
+    if lesson.survey_id is None:
+        return ()
+    tallies = survey_counts(lesson.survey).tallies
+    return tuple(sorted((qid, sorted(t.counts.items())) for qid, t in tallies.items()))
+
+
 def attack(lesson: Lesson) -> dict:
     """The class's own randomized reports, attacked: two counts that differ by one student
     give that student's report (never the answer), and asking again gives the memoized

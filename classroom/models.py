@@ -250,7 +250,7 @@ class Lesson(models.Model):
         self.save(update_fields=list(fields))
         if self.survey_id and "is_locked" in fields:
             # The phones answering the lesson's question follow its lock.
-            Survey.objects.filter(pk=self.survey_id).update(is_locked=self.is_locked)
+            self.survey.lock(self.is_locked)
 
     def move(self, delta: int) -> None:
         """Next or previous step: answering reopens, the new step's results start hidden."""

@@ -642,10 +642,11 @@ def student_status(request: HttpRequest, slug: str) -> HttpResponse:
     survey = get_object_or_404(related, slug=slug)
     session = Session.of(survey)
     # A phone on a session's question moves to whichever question is current; one on an
-    # attack lesson's question goes back to the lesson once it moves past answering.
+    # attack lesson's question goes back to the lesson when it moves on to the attack
+    # (in the last step a phone opens the question again to see its memoized report).
     current = session.current.get_absolute_url() if session else ""
     lesson = getattr(survey, "lesson", None)
-    if lesson and lesson.step > 0:
+    if lesson and lesson.step == 1:
         current = lesson.get_absolute_url()
     language = languages.from_request(request)
     key = "classroom:status:" + _etag(*_state(survey), survey.results_revealed, current, language)

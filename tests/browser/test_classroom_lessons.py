@@ -414,3 +414,64 @@ def test_disclosure_control_step_by_step_then_a_sparse_linkage(
             "Three kinds of disclosure", timeout=FOLLOW
         )
     close(phones)
+
+
+def test_attack_your_own_class_by_differencing_and_averaging(
+    live_server, browser, page, owner, shoot
+):
+    lesson, _ = start_lesson(page, live_server, "Attack your own class")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = [browser.new_context(viewport=PHONE, bypass_csp=True).new_page() for _ in range(3)]
+    bodies = []
+    for phone in phones:
+        phone.on(
+            "request", lambda r: bodies.append(r.post_data or "") if r.method == "POST" else None
+        )
+        phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    assert serious_violations(phones[0]) == []
+    shoot(phones[0], "lesson-attack-phone")
+    # The phones answer the lesson's question with coins, on the classroom respondent page.
+    for phone, truth in zip(phones[:2], (True, False), strict=True):
+        phone.get_by_role("link", name="Answer with coins").click()
+        phone.locator("[data-question]").get_by_role(
+            "button", name="Yes" if truth else "No", exact=True
+        ).click()
+        phone.get_by_role("button", name=re.compile("^Flip")).click()
+        expect(phone.locator("[data-received]")).to_be_visible(timeout=15_000)
+    press(page, "Lock answering")
+    expect(phones[2].get_by_role("button", name="Answer with coins")).to_be_disabled(timeout=FOLLOW)
+    expect(phones[0].locator("[data-session-state]")).to_be_visible(timeout=FOLLOW)
+    press(page, "Unlock answering")
+    phones[2].get_by_role("link", name="Answer with coins").click(timeout=FOLLOW)
+    phones[2].locator("[data-question]").get_by_role("button", name="Yes", exact=True).click()
+    phones[2].get_by_role("button", name=re.compile("^Flip")).click()
+    expect(phones[2].locator("[data-received]")).to_be_visible(timeout=15_000)
+    expect(projector.locator("[data-reports]")).to_have_text("3", timeout=FOLLOW)
+    expect(page.locator("[data-remote-detail]")).to_contain_text("3 reports", timeout=FOLLOW)
+    # Only randomized reports left the phones: never a true answer.
+    assert not any('"truth"' in body or "answer=yes" in body for body in bodies)
+
+    press(page, "Next step →")
+    for phone in phones:  # from the question back to the lesson, by themselves
+        expect(phone.locator(".lesson-step")).to_have_text("A differencing attack", timeout=FOLLOW)
+    phones[0].get_by_role("button", name="A little").click()
+    expect(phones[0].locator("[data-sent]")).to_be_visible()
+    press(page, "Reveal")
+    expect(projector.locator("[data-belief]")).to_have_text(
+        re.compile("^(75|25).0 %$"), timeout=FOLLOW
+    )
+    shoot(projector, "lesson-attack-differencing-projector")
+
+    press(page, "Next step →")
+    expect(phones[1].locator(".lesson-step")).to_have_text(
+        "Averaging repeated answers", timeout=FOLLOW
+    )
+    phones[1].get_by_role("link", name="Ask my phone again").click()
+    expect(phones[1].locator("[data-received]")).to_be_visible(timeout=FOLLOW)  # the memo
+    press(page, "Reveal")
+    expect(projector.locator('[data-line="fresh"]')).to_have_count(1, timeout=FOLLOW)
+    shoot(projector, "lesson-attack-projector")
+    press(page, "New round")
+    expect(phones[0].locator(".lesson-step")).to_have_text("Answer with coins", timeout=FOLLOW)
+    expect(projector.locator("[data-reports]")).to_have_text("0", timeout=FOLLOW)
+    close(phones)

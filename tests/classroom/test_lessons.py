@@ -644,4 +644,8 @@ def test_averaging_repeated_answers_learns_nothing_from_the_memo(instructor, mak
     memo, fresh = maths.averaging_attack(lesson.seed, 0.75, 0.25, asks=20)
     page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
     assert f"data-memo-belief>{100 * memo[-1]:.1f} %<" in page
-    assert 'data-line="fresh"' in page and f"{100 * fresh[-1]:.1f} %" in page
+    assert fresh[-1] > 0.9 and 'data-line="fresh"' in page
+    assert f"data-fresh-belief>{100 * fresh[-1]:.1f} %<" in page
+    lesson.go(seed=9494)  # twenty fresh flips that leave no doubt
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-fresh-belief>more than 99.9 %<" in page
