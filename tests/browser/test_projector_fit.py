@@ -50,6 +50,8 @@ def lesson_views(owner) -> list[str]:
         lesson = Lesson.objects.create(owner=owner, kind=kind, seed=11, revealed=True)
         if kind == Lesson.Kind.EXPONENTIAL:
             lesson.go(last_pick="Cryptography")
+        if kind == Lesson.Kind.ATTACK:
+            simulate_respondents(lesson.survey, 30, 0.3)
         for step in range(len(lesson.steps)):
             lesson.go(step=step)
             choices = lessons.lesson_context(lesson).get("choices") or ["x"]
