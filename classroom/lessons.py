@@ -705,6 +705,8 @@ def attack(lesson: Lesson) -> dict:
     """The class's own randomized reports, attacked: two counts that differ by one student
     give that student's report (never the answer), and asking again gives the memoized
     report again."""
+    if lesson.survey is None:  # its question was deleted with the instructor's surveys
+        lesson.save(update_fields=["survey"])
     question = lesson.survey.questions.get()
     design = question.design
     p1, p0 = design.p_yes_given_1, design.p_yes_given_0

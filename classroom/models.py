@@ -172,6 +172,8 @@ class Lesson(models.Model):
         """An attack lesson brings its own classroom question, asked with coins."""
         if self.kind == self.Kind.ATTACK and self.survey_id is None:
             self.survey = new_classroom_survey(self.owner, DEFAULT_QUESTION)
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = [*kwargs["update_fields"], "survey"]
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:

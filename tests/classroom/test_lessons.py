@@ -649,3 +649,14 @@ def test_averaging_repeated_answers_learns_nothing_from_the_memo(instructor, mak
     lesson.go(seed=9494)  # twenty fresh flips that leave no doubt
     page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
     assert "data-fresh-belief>more than 99.9 %<" in page
+
+
+def test_an_attack_lesson_whose_question_was_deleted_gets_a_fresh_one(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK)
+    lesson.survey.delete()
+    lesson.refresh_from_db()
+    assert lesson.survey is None
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id]))
+    assert page.status_code == 200
+    lesson.refresh_from_db()
+    assert lesson.survey.questions.get().text == "Have you ever cheated on an exam?"
