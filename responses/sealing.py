@@ -310,6 +310,9 @@ def _drop_files(tables: HourTables, rng: random.Random) -> None:
         kept = [list(m.objects.all()) for m in models]
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
+                # Deferred foreign-key checks still pending in this transaction (a seal
+                # run inside a caller's transaction) would make TRUNCATE refuse: run them.
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
                 cursor.execute(f"TRUNCATE {names}")
         else:
             for model in models:
