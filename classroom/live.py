@@ -24,7 +24,10 @@ LEFT, WIDTH = 40, 920
 # The choice designs' one-line descriptions (estimator.designs, which stays free of
 # Django), for the catalogue: students see them under the class result.
 CHOICE_HOWS = (
-    gettext_noop("Keep the true option with probability e^ε/(e^ε + k − 1)."),
+    gettext_noop(
+        "Keep the true option with a probability that grows with ε; otherwise give one of "
+        "the other options at random."
+    ),
     gettext_noop("Tell the truth, or by chance give the option the die shows."),
     gettext_noop("Not randomized: only for questions that are not sensitive."),
 )

@@ -141,7 +141,7 @@ def privacy_words(question) -> str:
         return (
             gettext(
                 "ε = %(epsilon)s: only one bit (0 or 1) is sent, never your number; each bit is "
-                "at most %(odds)s (e^ε) more likely for one true number than for any other "
+                "at most %(odds)s more likely for one true number than for any other "
                 "between %(lower)s and %(upper)s."
             )
             % numbers
@@ -155,7 +155,7 @@ def privacy_words(question) -> str:
         return (
             gettext(
                 "ε = %(epsilon)s: what is sent is your number plus random noise of typical size "
-                "±%(noise)s; a report is at most %(odds)s (e^ε) more likely for one true number "
+                "±%(noise)s; a report is at most %(odds)s more likely for one true number "
                 "than for any other between %(lower)s and %(upper)s."
             )
             % numbers

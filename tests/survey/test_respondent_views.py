@@ -254,7 +254,7 @@ def test_the_page_states_each_design_epsilon_in_words_and_direct_questions_apart
     noise = mixed.questions.get(design_name="laplace").design.typical_noise
     assert (
         f"ε = 1.00: what is sent is your number plus random noise of typical size ±{noise:.0f}; "
-        "a report is at most 2.72× (e^ε) more likely for one true number than for any other"
+        "a report is at most 2.72× more likely for one true number than for any other"
     ) in html
     assert html.count("whichever option is sent is at most 3× more likely") == 1  # k-RR
     assert html.count("whichever option is sent is at most 5× more likely") == 1  # the die
