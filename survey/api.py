@@ -292,6 +292,12 @@ class QuestionSerializer(serializers.Serializer):
         'yes/no]}; in a new survey "index" (its 0-based place in this list) instead of '
         '"question". Never on a randomized question: that would branch on the true answer.',
     )
+    shuffle_options = serializers.BooleanField(
+        required=False,
+        help_text="Choice questions only: each device shows the options in its own random "
+        "order (crypto RNG); a report is still the index into options, so the server never "
+        "learns the order shown.",
+    )
     no_privacy = serializers.SerializerMethodField()
     direct = serializers.SerializerMethodField(
         help_text="Asked directly (not randomized): ε = ∞, left out of the survey's total."
@@ -380,6 +386,12 @@ class QuestionSerializer(serializers.Serializer):
             self._check_confirmations(design, attrs)
         if "show_if" not in attrs and stored is not None:
             attrs["show_if"] = stored.show_if
+        shuffled = attrs.get("shuffle_options", kept and stored.shuffle_options)
+        if shuffled and kind != Question.Kind.CHOICE:
+            raise ValidationError(
+                {"shuffle_options": [f"a {kind} question has no options to shuffle"]}
+            )
+        attrs["shuffle_options"] = shuffled
         return {**attrs, "kind": kind, "options": options, "design": design}
 
     @staticmethod
@@ -433,6 +445,12 @@ class SurveySerializer(serializers.Serializer):
         help_text='Every question offers "Prefer not to answer": a skip is sent as '
         '{"question": id, "value": null}, never randomized, and counted apart '
         '("skipped"); estimates are for those who answered. Frozen with the first answer.',
+    )
+    shuffle_questions = serializers.BooleanField(
+        default=False,
+        help_text="Each device shows the questions in its own random order (crypto RNG; a "
+        "conditional question stays right after the question it depends on). Answers name "
+        "their question, so the server never learns the order shown.",
     )
     consent_text = serializers.CharField(
         required=False,
@@ -681,6 +699,7 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             "options": item["options"],
             "design_name": design.name,
             "design_params": design.params(),
+            "shuffle_options": item["shuffle_options"],
         }
         if "id" in item:
             survey.questions.filter(id=item["id"]).update(**fields)

@@ -229,6 +229,9 @@ class Survey(models.Model):
     # report), never randomized, and counted apart. Part of the design: it freezes with
     # the first answer, so every respondent had the same choice.
     allow_skip = models.BooleanField(default=True)
+    # Each device shows the questions in its own random order (crypto RNG); the server
+    # never learns it: answers name their question, whatever order it was shown in.
+    shuffle_questions = models.BooleanField(default=False)
     # Shown before the questions; nothing is sent until the respondent agrees.
     consent_text = models.TextField(blank=True, default="")
     # A panel's completion link: after sending, the respondent's page fills its {NAME}
@@ -338,6 +341,7 @@ class Survey(models.Model):
                 mode=self.mode,
                 requires_invite=self.requires_invite,
                 language=self.language,
+                shuffle_questions=self.shuffle_questions,
             )
             Question.objects.bulk_create(
                 Question(
@@ -348,6 +352,7 @@ class Survey(models.Model):
                     options=q.options,
                     design_name=q.design_name,
                     design_params=q.design_params,
+                    shuffle_options=q.shuffle_options,
                 )
                 for q in self.questions.all()
             )
@@ -595,6 +600,9 @@ class Question(models.Model):
     # question got one of these answers (never a randomized one: that would branch on
     # the true answer). Hidden questions are not shown, so they send nothing.
     show_if = models.JSONField(null=True, blank=True, default=None)
+    # A choice question's options in a random order on each device; reports keep the
+    # canonical option index, so the server never learns the order shown.
+    shuffle_options = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["position", "id"]

@@ -112,6 +112,11 @@ def needs_js(question) -> bool:
 
 
 @register.filter
+def any_options_shuffled(questions) -> bool:
+    return any(q.shuffle_options for q in questions)
+
+
+@register.filter
 def any_needs_js(questions) -> bool:
     return any(needs_javascript(q.design) for q in questions)
 
