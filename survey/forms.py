@@ -123,6 +123,16 @@ class SurveyForm(forms.ModelForm):
         "lowered once answers exist.",
     )
 
+    languages = forms.MultipleChoiceField(
+        choices=settings.LANGUAGES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Further languages respondents can pick",
+        help_text="Respondents get a language choice on the page (their browser's language "
+        "first); translate the title and questions into each on its own page. Answers are "
+        "the same whatever language was shown.",
+    )
+
     consent_text = forms.CharField(
         required=False,
         max_length=MAX_DESCRIPTION,
@@ -139,6 +149,7 @@ class SurveyForm(forms.ModelForm):
             "description",
             "mode",
             "language",
+            "languages",
             "requires_invite",
             "allow_skip",
             "shuffle_questions",

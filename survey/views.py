@@ -10,6 +10,7 @@ import uuid
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
@@ -55,6 +56,12 @@ def _respondent_page(request: HttpRequest, template: str, context: dict, status:
     the survey's language, or without a survey the browser's."""
     survey = context.get("survey")
     language = languages.for_survey(survey, request) if survey else None
+    if survey:
+        questions = context.get("questions", [])
+        survey.show_in(language, questions)
+        with translation.override(language):
+            _with_conditions(questions)  # in the words shown
+        context["language_links"] = languages.links(survey, request, language)
     response = languages.render_in(language, request, template, context, status=status)
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
