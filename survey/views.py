@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
 from responses import credentials
@@ -107,6 +108,10 @@ def _invite_rejected(request: HttpRequest, survey: Survey, status: str) -> HttpR
     return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
 
 
+# Compressed (the page-weight budget): BREACH needs a secret the browser adds to the
+# request by itself (a cookie), and respondent pages have none; an invite token is in the
+# page only when the request itself carried it. Django's gzip also pads against it.
+@gzip_page
 @require_GET
 def respond(request: HttpRequest, slug: str) -> HttpResponse:
     """The page never says whether an invite is used: only exchanging it (which uses it
