@@ -9,7 +9,7 @@ pages stay in English: there is no LocaleMiddleware, so nothing else is translat
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
@@ -55,13 +55,16 @@ def _accepted(request: HttpRequest) -> list[str]:
 
 
 def links(survey, request: HttpRequest, current: str) -> list[dict]:
-    """The language choice on a survey's page: one link per offered language, keeping
-    the page's other parameters (an invite, a panel's id for the completion link)."""
+    """The language choice on a survey's page: one link per offered language, keeping an
+    invite. Other parameters (a panel's id for the completion link) are never echoed by
+    the server: the page's script carries them over in the browser."""
     if survey.mode == "classroom" or len(survey.offered_languages) == 1:
         return []
     choices = []
     for code in survey.offered_languages:
-        query = request.GET.copy()
+        query = QueryDict(mutable=True)
+        if invite := request.GET.get("invite"):
+            query["invite"] = invite
         query["lang"] = code
         info = translation.get_language_info(code)
         choices.append(

@@ -524,6 +524,12 @@ function forgetAll() {
   window.location.reload();
 }
 
+// The language links keep the link's parameters (a panel's id), which only this page reads.
+for (const link of root.querySelectorAll(".languages a")) {
+  const query = new URLSearchParams(location.search);
+  query.set("lang", link.hreflang);
+  link.search = query;
+}
 migrateOldMemos();
 shuffleShown();
 questions.forEach(announceMemo);

@@ -109,14 +109,15 @@ def test_the_page_speaks_the_browsers_language_among_those_offered(client, bilin
     assert '<html lang="en">' in french and "<h1>Exams</h1>" in french
 
 
-def test_the_respondent_picks_a_language_with_links_that_keep_the_other_parameters(
+def test_the_respondent_picks_a_language_with_links_that_never_echo_a_panels_parameters(
     client, bilingual
 ):
-    url = f"{bilingual.get_absolute_url()}?PROLIFIC_PID=abc&lang=de"
+    url = f"{bilingual.get_absolute_url()}?PROLIFIC_PID=abc123&lang=de"
     html = client.get(url, headers={"accept_language": "en"}).content.decode()
     assert "<h1>Prüfungen</h1>" in html
     assert 'aria-label="Sprache dieser Umfrage"' in html
-    assert 'href="?PROLIFIC_PID=abc&amp;lang=en" hreflang="en" lang="en">English</a>' in html
+    assert 'href="?lang=en" hreflang="en" lang="en">English</a>' in html
+    assert "abc123" not in html  # the page's script carries it over, in the browser
     assert 'hreflang="de" lang="de" aria-current="page">Deutsch</a>' in html
     assert f'action="/s/{bilingual.slug}/paper/?lang=de"' in html
 
@@ -172,3 +173,10 @@ def test_the_codebook_and_a_copy_keep_the_translations(api, bilingual, owner):
     assert [q["texts"] for q in book["questions"]] == [CHEATED["texts"], YEAR["texts"]]
     copy = bilingual.duplicate(owner)
     assert copy.languages == ["de"] and copy.questions.last().texts == YEAR["texts"]
+
+
+def test_the_language_links_keep_an_invite(client, bilingual):
+    Survey.objects.filter(pk=bilingual.pk).update(requires_invite=True)
+    url = f"{bilingual.get_absolute_url()}?invite=tok-1&lang=de"
+    html = client.get(url).content.decode()
+    assert 'href="?invite=tok-1&amp;lang=en" hreflang="en"' in html
