@@ -64,6 +64,11 @@ class BreakdownEstimateSerializer(serializers.Serializer):
     )
     mean_unbiased = serializers.FloatField(required=False, allow_null=True)
     contradicts_design = serializers.BooleanField(required=False)
+    skipped = serializers.IntegerField(
+        required=False,
+        help_text="Respondents (of this group) who chose 'prefer not to answer': not in n, "
+        "not in the estimate; counted in the group's size for hiding small groups.",
+    )
     population = serializers.IntegerField(
         required=False,
         allow_null=True,

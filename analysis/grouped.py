@@ -316,7 +316,12 @@ class LinkedBreakdowns:
         cls, survey: Survey, question: Question, counts: SurveyCounts | None = None
     ) -> LinkedBreakdowns:
         groups = grouping_questions(survey)
-        atoms = respondent_atoms(counts or survey_counts(survey), question, groups)
+        counts = counts or survey_counts(survey)
+        atoms = respondent_atoms(counts, question, groups)
+        # Those who skipped the question are atoms too (report None), so that a group's
+        # size, which decides what is hidden, counts everyone asked in it.
+        for values, n in counts.skipped_by(question.id, [g.id for g in groups]).items():
+            atoms[(None, values)] += n
         per_atom: Counter[tuple] = Counter()
         for (_, values), n in atoms.items():
             per_atom[values] += n
@@ -337,24 +342,31 @@ class LinkedBreakdowns:
             k,
         )
 
-    def cells(self, by: Question) -> list[tuple[int | None, str, Counter[int]]]:
-        """``(category, text, {report: respondents})`` per category of ``by``, "No
-        answer" (category None) last when anyone left ``by`` unanswered."""
+    def cells(self, by: Question) -> list[tuple[int | None, str, Counter[int], int]]:
+        """``(category, text, {report: respondents}, skipped)`` per category of ``by``,
+        "No answer" (category None) last when anyone left ``by`` unanswered."""
         t = self.groups.index(by)
-        reports: dict[int | None, Counter[int]] = {}
+        reports: dict[int | None, Counter] = {}
         for (report, values), n in self.atoms.items():
             reports.setdefault(values[t], Counter())[report] += n
         labels = categories(by)
         listed = _shown_categories(by, set(reports))
         return [
-            (c, NO_ANSWER if c is None else labels[c], reports.get(c, Counter())) for c in listed
+            (c, NO_ANSWER if c is None else labels[c], *_answered(reports.get(c, Counter())))
+            for c in listed
         ]
 
-    def overall(self) -> Counter[int]:
-        everyone: Counter[int] = Counter()
+    def overall(self) -> tuple[Counter[int], int]:
+        """Everyone's reports, and how many skipped the question."""
+        everyone: Counter = Counter()
         for (report, _), n in self.atoms.items():
             everyone[report] += n
-        return everyone
+        return _answered(everyone)
+
+
+def _answered(reports: Counter) -> tuple[Counter[int], int]:
+    """The reports of those who answered, and the number who skipped (report None)."""
+    return Counter({r: n for r, n in reports.items() if r is not None}), reports[None]
 
 
 def _shown_categories(group: Question, present: set) -> list[int | None]:
@@ -393,16 +405,17 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     question = linked.question
     if question.kind == Question.Kind.NUMBER:
         method = MEAN_METHODS[0]
-    overall = linked.overall()
+    overall, skipped = linked.overall()
     total = sum(overall.values())
     survey = question.survey
     entries = []
-    for category, text, reports in linked.cells(by):
+    for category, text, reports, group_skipped in linked.cells(by):
         entry = {"category": category, "text": text, "suppressed": category in linked.hidden[by.id]}
         if not entry["suppressed"]:
             # A group's population: its share of N, at the survey's sampling fraction.
             population = population_for(survey, sum(reports.values()), total)
             entry.update(estimate_entry(question, reports, level, method, population))
+            entry["skipped"] = group_skipped
         entries.append(entry)
     result = {
         "survey": question.survey_id,
@@ -414,7 +427,8 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
         "min_cell_count": linked.min_cell_count,
         "level": level,
         "method": method,
-        "overall": estimate_entry(question, overall, level, method, population_for(survey, total)),
+        "overall": estimate_entry(question, overall, level, method, population_for(survey, total))
+        | {"skipped": skipped},
         "categories": entries,
     }
     if question.kind == Question.Kind.NUMBER:
@@ -457,7 +471,7 @@ def compare(
     question = _randomized(survey, "question", question_raw, (Question.Kind.BINARY,))
     by = _direct(survey, "by", by_raw, DIRECT_CATEGORICAL)
     linked = LinkedBreakdowns.of(survey, question, counts)
-    cells = {category: (text, reports) for category, text, reports in linked.cells(by)}
+    cells = {category: (text, reports) for category, text, reports, _ in linked.cells(by)}
     a = _category(by, "a", a_raw, list(cells))
     b = _category(by, "b", b_raw, list(cells))
     if a == b:
@@ -727,6 +741,7 @@ BREAKDOWN_COLUMNS = [
     "std_error",
     "ci_low",
     "ci_high",
+    "skipped",
 ]
 ALL = "(all)"
 
@@ -755,6 +770,7 @@ def _csv_rows(question: Question, by: Question, category, text, entry: dict | No
         "category": category,
         "category_text": text,
         "suppressed": "true" if entry is None else "false",
+        "skipped": None if entry is None else entry["skipped"],
     }
     if entry is None:
         yield base

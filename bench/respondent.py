@@ -6,7 +6,8 @@ serves the app with WhiteNoise (hashed, compressed files, as in production) on a
 port, and drives Debian's Chromium with Playwright:
 
 1. page weight of a respondent page with 10 questions mixing yes/no, crosswise, multiple
-   choice and numbers, with a consent text, "Prefer not to answer" and a condition, from
+   choice and numbers, with a consent text, "Prefer not to answer", a condition and a
+   second language (the language choice on the page), from
    the browser's resource timing (bytes on the wire, compressed), and every host contacted;
 2. the served ``rr.js`` sampler run ``--draws`` times per design and true value inside
    the page (every kind and design): report frequencies against the design's response
@@ -252,7 +253,12 @@ def set_up(workdir: Path) -> str:
 
     owner = User.objects.create_user("bench")
     survey = Survey.objects.create(
-        owner=owner, title="Bench", status=Survey.Status.OPEN, consent_text=CONSENT
+        owner=owner,
+        title="Bench",
+        status=Survey.Status.OPEN,
+        consent_text=CONSENT,
+        languages=["de"],
+        texts={"de": {"title": "Messung"}},
     )
     asked = []
     for i, (kind, name, params, options) in enumerate(PAGE):
@@ -267,6 +273,13 @@ def set_up(workdir: Path) -> str:
                 design_name=name,
                 design_params=params,
                 options=options,
+                texts={
+                    "de": {
+                        "text": f"Frage {i + 1}: wie oft ist das im letzten Semester "
+                        "ehrlich gesagt passiert?",
+                        "options": [o.upper() for o in options],
+                    }
+                },
             )
         )
     return survey.get_absolute_url()

@@ -24,7 +24,10 @@ LEFT, WIDTH = 40, 920
 # The choice designs' one-line descriptions (estimator.designs, which stays free of
 # Django), for the catalogue: students see them under the class result.
 CHOICE_HOWS = (
-    gettext_noop("Keep the true option with probability e^ε/(e^ε + k − 1)."),
+    gettext_noop(
+        "Keep the true option with a probability that grows with ε; otherwise give one of "
+        "the other options at random."
+    ),
     gettext_noop("Tell the truth, or by chance give the option the die shows."),
     gettext_noop("Not randomized: only for questions that are not sensitive."),
 )
@@ -43,6 +46,7 @@ class ChoiceLive:
     question: Question
     estimate: ChoiceEstimate
     n_simulated: int
+    skipped: int = 0  # "prefer not to answer": counted apart, not in the estimate
     kind = "choice"
     level = DEFAULT_LEVEL
 
@@ -101,6 +105,7 @@ class NumberLive:
     question: Question
     estimate: NumberEstimate
     n_simulated: int
+    skipped: int = 0  # "prefer not to answer": counted apart, not in the estimate
     kind = "number"
     level = DEFAULT_LEVEL
 
@@ -133,14 +138,18 @@ class NumberLive:
         return [{"x": self._x(v), "label": f"{v:g}"} for v in values]
 
 
-def choice_live(question: Question, counts: Mapping[int, int], simulated: int) -> ChoiceLive:
+def choice_live(
+    question: Question, counts: Mapping[int, int], simulated: int, skipped: int = 0
+) -> ChoiceLive:
     vector = [counts.get(j, 0) for j in range(len(question.options))]
-    return ChoiceLive(question, question.design.estimate(vector), simulated)
+    return ChoiceLive(question, question.design.estimate(vector), simulated, skipped)
 
 
-def number_live(question: Question, stats: NumberStats, simulated: int) -> NumberLive:
+def number_live(
+    question: Question, stats: NumberStats, simulated: int, skipped: int = 0
+) -> NumberLive:
     """The mean from the tallies' count, sum and sum of squares."""
-    return NumberLive(question, question.design.estimate(stats), simulated)
+    return NumberLive(question, question.design.estimate(stats), simulated, skipped)
 
 
 def simulate_reports(survey: Survey, true_values: np.ndarray, rng: np.random.Generator) -> int:

@@ -221,6 +221,7 @@ class LiveQuestion:
 
     result: QuestionResult
     true_rate: float | None
+    skipped: int = 0  # "prefer not to answer": counted apart, not in the estimate
     kind = "binary"
 
     @property
@@ -347,14 +348,14 @@ def _live_questions(
         tally = counts.tally(question.id)
         by_value, n_simulated = tally.counts, tally.simulated
         if question.kind == Question.Kind.CHOICE:
-            live.append(choice_live(question, by_value, n_simulated))
+            live.append(choice_live(question, by_value, n_simulated, tally.skipped))
         elif question.kind == Question.Kind.NUMBER:
-            live.append(number_live(question, tally.stats, n_simulated))
+            live.append(number_live(question, tally.stats, n_simulated, tally.skipped))
         else:
             n = sum(by_value.values())
             estimate = question.design.estimate(by_value.get(1, 0), n)
             result = QuestionResult(question, estimate, DEFAULT_LEVEL, DEFAULT_METHOD, n_simulated)
-            live.append(LiveQuestion(result, true_rate))
+            live.append(LiveQuestion(result, true_rate, tally.skipped))
     return live
 
 

@@ -613,7 +613,10 @@ class KRandomizedResponse(ChoiceDesign):
 
     name: ClassVar[str] = "k_rr"
     label: ClassVar[str] = "k-ary randomized response"
-    help: ClassVar[str] = "Keep the true option with probability e^ε/(e^ε + k − 1)."
+    help: ClassVar[str] = (
+        "Keep the true option with a probability that grows with ε; otherwise give one of "
+        "the other options at random."
+    )
     PARAMS: ClassVar[tuple[Param, ...]] = (epsilon_param(EPSILON.default),)
     # The parameter is ε itself; matrix_epsilon(response_matrix) agrees to rounding.
     epsilon: float = EPSILON.default

@@ -169,6 +169,16 @@ class SurveyCounts:
                 counts[tuple(values[qid] for qid in question_ids)] += n
         return counts
 
+    def skipped_by(self, question_id: int, group_ids: Sequence[int]) -> Counter[tuple]:
+        """``{(answer to each of group_ids, or None): respondents}`` over those who chose
+        "prefer not to answer" for ``question_id`` (not those it was never shown to)."""
+        counts: Counter[tuple] = Counter()
+        for key, n in self.patterns.items():
+            values = parse_key(key)
+            if question_id in values and values[question_id] is None:
+                counts[tuple(values.get(qid) for qid in group_ids)] += n
+        return counts
+
 
 class FrozenCounts(SurveyCounts):
     """The counts of a round as they were when :meth:`freeze` read them: every tally,

@@ -20,6 +20,9 @@ from responses.exports import SKIPPED, report_rows
 from survey.codebook import design_json, question_codebook, question_columns
 from survey.models import Question, Survey
 
+SHUFFLED_NOTE = (
+    " Questions were shown in a random order on each device; columns keep the survey's order."
+)
 SKIPPED_LABEL = "skipped (prefer not to answer)"
 # Stata's extended missing value for a skip: ``.a``.
 STATA_SKIP = "a"
@@ -37,9 +40,10 @@ def design_summary(question: Question) -> str:
     params = ", ".join(f"{k}={_short(v)}" for k, v in design.items())
     epsilon = json_epsilon(question.design.epsilon)
     said = "infinite (no privacy)" if epsilon is None else f"{epsilon:.4g}"
+    shuffled = "; options shuffled" if question.shuffle_options else ""
     if not question.design.randomized:
-        return "asked directly, no randomization"
-    return f"{name}({params}), epsilon={said}"
+        return f"asked directly, no randomization{shuffled}"
+    return f"{name}({params}), epsilon={said}{shuffled}"
 
 
 def _short(value) -> str:
@@ -163,6 +167,7 @@ def _file_note(survey: Survey) -> str:
         f"simulated answers left out; total epsilon {total}. Values are the reports, not "
         "the true answers: estimate prevalences through each question's design (the "
         "codebook.json download holds every parameter)."
+        + (SHUFFLED_NOTE if survey.shuffle_questions else "")
     )
 
 

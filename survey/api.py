@@ -293,6 +293,18 @@ class QuestionSerializer(serializers.Serializer):
         'yes/no]}; in a new survey "index" (its 0-based place in this list) instead of '
         '"question". Never on a randomized question: that would branch on the true answer.',
     )
+    shuffle_options = serializers.BooleanField(
+        required=False,
+        help_text="Choice questions only: each device shows the options in its own random "
+        "order (crypto RNG); a report is still the index into options, so the server never "
+        "learns the order shown.",
+    )
+    texts = serializers.JSONField(
+        required=False,
+        help_text='The wording in the survey\'s further languages: {"de": {"text": …, '
+        '"options": [one per option, in order]}}; a language left out shows the original. '
+        "Reports are the same whatever language was shown.",
+    )
     no_privacy = serializers.SerializerMethodField()
     direct = serializers.SerializerMethodField(
         help_text="Asked directly (not randomized): ε = ∞, left out of the survey's total."
@@ -381,6 +393,12 @@ class QuestionSerializer(serializers.Serializer):
             self._check_confirmations(design, attrs)
         if "show_if" not in attrs and stored is not None:
             attrs["show_if"] = stored.show_if
+        shuffled = attrs.get("shuffle_options", kept and stored.shuffle_options)
+        if shuffled and kind != Question.Kind.CHOICE:
+            raise ValidationError(
+                {"shuffle_options": [f"a {kind} question has no options to shuffle"]}
+            )
+        attrs["shuffle_options"] = shuffled
         return {**attrs, "kind": kind, "options": options, "design": design}
 
     @staticmethod
@@ -441,6 +459,24 @@ class SurveySerializer(serializers.Serializer):
         help_text='Every question offers "Prefer not to answer": a skip is sent as '
         '{"question": id, "value": null}, never randomized, and counted apart '
         '("skipped"); estimates are for those who answered. Frozen with the first answer.',
+    )
+    languages = serializers.ListField(
+        child=serializers.CharField(max_length=8),
+        required=False,
+        max_length=len(settings.LANGUAGES),
+        help_text="Further languages respondents may pick on the page (the default comes "
+        "from their browser); translate into them with texts here and on each question.",
+    )
+    texts = serializers.JSONField(
+        required=False,
+        help_text='The title and description in each further language: {"de": {"title": '
+        '…, "description": …}}.',
+    )
+    shuffle_questions = serializers.BooleanField(
+        default=False,
+        help_text="Each device shows the questions in its own random order (crypto RNG; a "
+        "conditional question stays right after the question it depends on). Answers name "
+        "their question, so the server never learns the order shown.",
     )
     consent_text = serializers.CharField(
         required=False,
@@ -538,6 +574,27 @@ class SurveySerializer(serializers.Serializer):
             validate_completion_url(link)
         return link
 
+    def validate_languages(self, codes: list[str]) -> list[str]:
+        """Checked here, not by a choice field, so that the schema names the language
+        choices once (``language``)."""
+        offered = {code for code, _ in settings.LANGUAGES}
+        if unknown := [code for code in codes if code not in offered]:
+            raise ValidationError(f'Unknown language "{unknown[0]}": choose from {LANGUAGE_CODES}.')
+        return codes
+
+    def validate(self, attrs: dict) -> dict:
+        """Every translation is into one of the survey's languages, and complete."""
+        survey = self.instance
+        offered = attrs.get("languages", survey.languages if survey else [])
+        if len(offered) != len(set(offered)):
+            raise ValidationError({"languages": ["a language appears twice"]})
+        if "texts" in attrs:
+            attrs["texts"] = _survey_texts(attrs["texts"], offered)
+        for i, item in enumerate(attrs.get("questions") or []):
+            if "texts" in item:
+                item["texts"] = _question_texts(item, offered, f"questions[{i}].texts")
+        return attrs
+
     def validate_min_cell_count(self, k: int) -> int:
         if refusal := (self.instance or Survey()).threshold_refusal(k):
             raise ValidationError(refusal)
@@ -597,6 +654,60 @@ class SurveySerializer(serializers.Serializer):
             setattr(survey, name, value)
         survey.save(update_fields=[*validated_data] or None)
         return survey
+
+
+def _translations(texts, offered: list[str], field: str) -> dict:
+    """``texts`` as ``{language: {…}}`` over languages the survey offers."""
+    if not isinstance(texts, dict) or not all(isinstance(t, dict) for t in texts.values()):
+        raise ValidationError({field: ['give {"<language>": {…}} per language']})
+    if unknown := sorted(set(texts) - set(offered)):
+        raise ValidationError(
+            {
+                field: [
+                    f'"{unknown[0]}" is not one of the survey\'s languages ('
+                    f"{', '.join(offered) or 'none'}): add it to languages first"
+                ]
+            }
+        )
+    return texts
+
+
+def _wording(value, field: str, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise ValidationError({field: [f"give a non-empty text of at most {limit} characters"]})
+    return value.strip()
+
+
+def _survey_texts(texts, offered: list[str]) -> dict:
+    checked = {}
+    for code, wording in _translations(texts, offered, "texts").items():
+        checked[code] = {"title": _wording(wording.get("title"), f"texts.{code}.title", 200)}
+        if wording.get("description"):
+            field = f"texts.{code}.description"
+            checked[code]["description"] = _wording(wording["description"], field, MAX_DESCRIPTION)
+    return checked
+
+
+def _question_texts(item: dict, offered: list[str], field: str) -> dict:
+    """A question's translations: its text, and for a choice question every option."""
+    checked = {}
+    for code, wording in _translations(item.get("texts") or {}, offered, field).items():
+        text = _wording(wording.get("text"), f"{field}.{code}.text", 500)
+        options = wording.get("options") or []
+        if len(options) != len(item["options"]):
+            raise ValidationError(
+                {
+                    f"{field}.{code}.options": [
+                        f"give all {len(item['options'])} options, in order (got {len(options)})"
+                    ]
+                }
+            )
+        names = [
+            _wording(o, f"{field}.{code}.options[{j}]", OPTION_MAX_LENGTH)
+            for j, o in enumerate(options)
+        ]
+        checked[code] = {"text": text, "options": names} if names else {"text": text}
+    return checked
 
 
 def _condition_at(questions: list[dict], i: int) -> dict:
@@ -689,6 +800,9 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             "options": item["options"],
             "design_name": design.name,
             "design_params": design.params(),
+            "shuffle_options": item["shuffle_options"],
+            # A PATCH item that leaves its translations out keeps them.
+            "texts": item["texts"] if "texts" in item else getattr(current, "texts", {}),
         }
         if "id" in item:
             survey.questions.filter(id=item["id"]).update(**fields)

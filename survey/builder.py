@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -211,6 +212,11 @@ def builder_context(
         "add_form": add_form,
         "new_preview": preview_context(survey, add_data, "new", None, a)["preview"],
         "settings_form": SurveyForm(instance=survey),
+        "translations": [
+            (code, name)
+            for code, name in settings.LANGUAGES
+            if code in survey.offered_languages[1:]
+        ],
     } | extra
 
 

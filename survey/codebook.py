@@ -13,6 +13,17 @@ from estimator.designs import Design, json_epsilon
 from survey.models import Question, Survey
 
 CODEBOOK_FORMAT = "deniable-codebook/1"
+SAME_ORDER = "shown in the order listed here"
+SHUFFLED_QUESTIONS = (
+    "shuffled: each device showed the questions in its own random order (a conditional "
+    "question right after the one it depends on); pages without JavaScript showed the "
+    "order listed here. Columns keep the order listed here; the order shown is unknown."
+)
+SHUFFLED_OPTIONS = (
+    "shuffled: each device showed the options in its own random order (pages without "
+    "JavaScript: the order listed here); a report is the index in the list here, whatever "
+    "order was shown, which is unknown."
+)
 
 
 def column_name(position: int) -> str:
@@ -39,6 +50,8 @@ def question_codebook(column: str, question: Question) -> dict:
         "kind": question.kind,
         "options": list(question.options),
         "design": design_json(question),
+        "shuffle_options": question.shuffle_options,
+        "texts": question.texts,
         "not_sensitive": not design.randomized,
         "allow_no_privacy": design.randomized and math.isinf(epsilon),
         "column": column,
@@ -47,6 +60,7 @@ def question_codebook(column: str, question: Question) -> dict:
         "no_privacy": math.isinf(epsilon),
         "direct": not design.randomized,
         "outputs": design.output_description(),
+        "option_order": SHUFFLED_OPTIONS if question.shuffle_options else SAME_ORDER,
         # Wording changed after answers arrived (old text, new text, hour): the design
         # stayed frozen, but a reader of the data should know what each respondent saw.
         "wording_history": question.wording_history(),
@@ -140,7 +154,11 @@ def codebook(survey: Survey) -> dict:
         "description": survey.description,
         "mode": survey.mode,
         "language": survey.language,
+        "languages": survey.languages,
+        "texts": survey.texts,
         "allow_skip": survey.allow_skip,
+        "shuffle_questions": survey.shuffle_questions,
+        "question_order": SHUFFLED_QUESTIONS if survey.shuffle_questions else SAME_ORDER,
         "epsilon_total": json_epsilon(privacy.epsilon_total),
         "no_privacy": math.isinf(privacy.epsilon_total),
         "asked_directly": len(privacy.direct),

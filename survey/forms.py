@@ -123,6 +123,16 @@ class SurveyForm(forms.ModelForm):
         "lowered once answers exist.",
     )
 
+    languages = forms.MultipleChoiceField(
+        choices=settings.LANGUAGES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Further languages respondents can pick",
+        help_text="Respondents get a language choice on the page (their browser's language "
+        "first); translate the title and questions into each on its own page. Answers are "
+        "the same whatever language was shown.",
+    )
+
     consent_text = forms.CharField(
         required=False,
         max_length=MAX_DESCRIPTION,
@@ -139,8 +149,10 @@ class SurveyForm(forms.ModelForm):
             "description",
             "mode",
             "language",
+            "languages",
             "requires_invite",
             "allow_skip",
+            "shuffle_questions",
             "consent_text",
             "completion_url",
             "min_cell_count",
@@ -149,6 +161,7 @@ class SurveyForm(forms.ModelForm):
         labels = {
             "requires_invite": "Require a one-time invite to answer",
             "allow_skip": "Offer “Prefer not to answer” on every question",
+            "shuffle_questions": "Shuffle the question order on each respondent's device",
             "population_size": "Population size (N)",
             "completion_url": "Completion link (panels)",
         }
@@ -159,6 +172,9 @@ class SurveyForm(forms.ModelForm):
             "allow_skip": "A skip is sent as a skip (never randomized, and the researcher "
             "sees that the question was skipped) and counted apart; estimates are for those "
             "who answered. Fixed once the first answer arrives.",
+            "shuffle_questions": "Each device shows the questions in its own random order; "
+            "a conditional question stays right after the one it depends on. The server never "
+            "learns the order shown. Pages without JavaScript show the survey's own order.",
             "population_size": "How many people your respondents are drawn from, if known "
             "(e.g. the 240 students of a course): intervals then shrink by the "
             "finite-population correction. Empty: a large population.",
@@ -265,6 +281,12 @@ class QuestionForm(forms.Form):
         help_text=f"One per line, {CHOICE_MIN_OPTIONS} to {CHOICE_MAX_OPTIONS}, in order.",
         widget=forms.Textarea(attrs={"rows": 4}),
     )
+    shuffle_options = forms.BooleanField(
+        required=False,
+        label="Shuffle the options on each respondent's device",
+        help_text="Each device shows the options in its own random order; a report is still "
+        "the option's place in your list, so the server never learns the order shown.",
+    )
     confirm_no_privacy = forms.BooleanField(required=False)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -299,7 +321,7 @@ class QuestionForm(forms.Form):
             if param.default is not None and param.name not in self.initial:
                 self.initial[param.name] = param.default
         if self.kind_value != "choice":
-            del self.fields["options"]
+            del self.fields["options"], self.fields["shuffle_options"]
         self.direct = not self.design_class.randomized
         self.fields["confirm_no_privacy"].label = (
             "This question is not sensitive: ask it directly. Its answers are stored as "
@@ -333,6 +355,7 @@ class QuestionForm(forms.Form):
             "preset": preset,
             "design_name": question.design_name,
             "options": "\n".join(question.options),
+            "shuffle_options": question.shuffle_options,
             "confirm_no_privacy": not design.is_private,
             **{
                 name: ", ".join(f"{v:g}" for v in value) if isinstance(value, list) else value
@@ -350,7 +373,8 @@ class QuestionForm(forms.Form):
             for name, value in data.items()
             if name.startswith(f"{prefix}-")
         }
-        initial["confirm_no_privacy"] = bool(initial.get("confirm_no_privacy"))
+        for box in ("confirm_no_privacy", "shuffle_options"):
+            initial[box] = bool(initial.get(box))
         return cls(initial=initial, prefix=prefix)
 
     def param_fields(self) -> list[forms.BoundField]:
@@ -455,5 +479,6 @@ class QuestionForm(forms.Form):
         question.options = self.cleaned_data.get("options", []) if design.kind == "choice" else []
         question.design_name = design.name
         question.design_params = design.params()
+        question.shuffle_options = bool(self.cleaned_data.get("shuffle_options"))
         question.save()
         return question

@@ -9,10 +9,11 @@ pages stay in English: there is no LocaleMiddleware, so nothing else is translat
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
+from django.utils.translation.trans_real import parse_accept_lang_header
 
 CODES = frozenset(code for code, _ in settings.LANGUAGES)
 
@@ -27,8 +28,54 @@ def from_request(request: HttpRequest) -> str:
 
 
 def for_survey(survey, request: HttpRequest) -> str:
-    """The language a respondent reads ``survey`` in."""
-    return from_request(request) if survey.mode == "classroom" else survey.language
+    """The language a respondent reads ``survey`` in: a research survey offered in
+    several languages takes the one picked (``?lang=``), else the browser's best among
+    them, else its own."""
+    if survey.mode == "classroom":
+        return from_request(request)
+    offered = survey.offered_languages
+    if len(offered) == 1:
+        return survey.language
+    if request.GET.get("lang") in offered:
+        return request.GET["lang"]
+    for code in _accepted(request):
+        if code in offered:
+            return code
+    return survey.language
+
+
+def _accepted(request: HttpRequest) -> list[str]:
+    """The primary language codes of Accept-Language, most wanted first."""
+    codes = []
+    for code, _ in parse_accept_lang_header(request.headers.get("Accept-Language", "")):
+        primary = code.split("-")[0].lower()
+        if primary not in codes:
+            codes.append(primary)
+    return codes
+
+
+def links(survey, request: HttpRequest, current: str) -> list[dict]:
+    """The language choice on a survey's page: one link per offered language, keeping an
+    invite. Other parameters (a panel's id for the completion link) are never echoed by
+    the server: the page's script carries them over in the browser."""
+    if survey.mode == "classroom" or len(survey.offered_languages) == 1:
+        return []
+    choices = []
+    for code in survey.offered_languages:
+        query = QueryDict(mutable=True)
+        if invite := request.GET.get("invite"):
+            query["invite"] = invite
+        query["lang"] = code
+        info = translation.get_language_info(code)
+        choices.append(
+            {
+                "code": code,
+                "name": info["name_local"],
+                "query": query.urlencode(),
+                "current": code == current,
+            }
+        )
+    return choices
 
 
 def render_in(

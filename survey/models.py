@@ -231,6 +231,13 @@ class Survey(models.Model):
     # report), never randomized, and counted apart. Part of the design: it freezes with
     # the first answer, so every respondent had the same choice.
     allow_skip = models.BooleanField(default=True)
+    # Further languages the respondent may pick (codes of settings.LANGUAGES), and the
+    # title and description in each: {"de": {"title": …, "description": …}}.
+    languages = models.JSONField(default=list, blank=True)
+    texts = models.JSONField(default=dict, blank=True)
+    # Each device shows the questions in its own random order (crypto RNG); the server
+    # never learns it: answers name their question, whatever order it was shown in.
+    shuffle_questions = models.BooleanField(default=False)
     # Shown before the questions; nothing is sent until the respondent agrees.
     consent_text = models.TextField(blank=True, default="")
     # A panel's completion link: after sending, the respondent's page fills its {NAME}
@@ -265,6 +272,24 @@ class Survey(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("survey:respond", args=[self.slug])
+
+    @property
+    def offered_languages(self) -> list[str]:
+        """The languages a respondent can pick, the survey's own first."""
+        return [self.language, *(code for code in self.languages if code != self.language)]
+
+    def show_in(self, language: str, questions) -> None:
+        """Put the wording of ``language`` (if translated) on this survey and
+        ``questions``, for one page (never saved: the stored wording stays the original)."""
+        if language == self.language or language not in self.languages:
+            return
+        texts = self.texts.get(language, {})
+        self.title = texts.get("title") or self.title
+        self.description = texts.get("description", self.description)
+        for question in questions:
+            if wording := question.texts.get(language):
+                question.text = wording["text"]
+                question.options = wording.get("options") or question.options
 
     @property
     def is_accepting(self) -> bool:
@@ -342,6 +367,9 @@ class Survey(models.Model):
                 mode=self.mode,
                 requires_invite=self.requires_invite,
                 language=self.language,
+                shuffle_questions=self.shuffle_questions,
+                languages=self.languages,
+                texts=self.texts,
             )
             Question.objects.bulk_create(
                 Question(
@@ -352,6 +380,8 @@ class Survey(models.Model):
                     options=q.options,
                     design_name=q.design_name,
                     design_params=q.design_params,
+                    shuffle_options=q.shuffle_options,
+                    texts=q.texts,
                 )
                 for q in self.questions.all()
             )
@@ -599,6 +629,12 @@ class Question(models.Model):
     # question got one of these answers (never a randomized one: that would branch on
     # the true answer). Hidden questions are not shown, so they send nothing.
     show_if = models.JSONField(null=True, blank=True, default=None)
+    # A choice question's options in a random order on each device; reports keep the
+    # canonical option index, so the server never learns the order shown.
+    shuffle_options = models.BooleanField(default=False)
+    # The wording in the survey's further languages: {"de": {"text": …, "options": […]}};
+    # reports are the same whatever language was shown.
+    texts = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["position", "id"]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from survey import audit, builder, distribution, teams, trash, views
+from survey import audit, builder, distribution, teams, translations, trash, views
 
 app_name = "survey"
 urlpatterns = [
@@ -49,6 +49,11 @@ urlpatterns = [
         name="question_reword",
     ),
     path("surveys/<int:survey_id>/duplicate/", builder.survey_duplicate, name="duplicate"),
+    path(
+        "surveys/<int:survey_id>/translations/<str:language>/",
+        translations.translation,
+        name="translation",
+    ),
     path("surveys/<int:survey_id>/respondent-preview/", builder.survey_preview, name="preview"),
     path("surveys/<int:survey_id>/closing/", distribution.closing, name="closing"),
     path("surveys/<int:survey_id>/qr.<str:fmt>", distribution.qr_download, name="qr"),

@@ -10,7 +10,9 @@ import uuid
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
 from responses import credentials
@@ -56,6 +58,12 @@ def _respondent_page(request: HttpRequest, template: str, context: dict, status:
     the survey's language, or without a survey the browser's."""
     survey = context.get("survey")
     language = languages.for_survey(survey, request) if survey else None
+    if survey:
+        questions = context.get("questions", [])
+        survey.show_in(language, questions)
+        with translation.override(language):
+            _with_conditions(questions)  # in the words shown
+        context["language_links"] = languages.links(survey, request, language)
     response = languages.render_in(language, request, template, context, status=status)
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
@@ -104,6 +112,10 @@ def _invite_rejected(request: HttpRequest, survey: Survey, status: str) -> HttpR
     return _respondent_page(request, "survey/invite_rejected.html", context, status=403)
 
 
+# Compressed (the page-weight budget): BREACH needs a secret the browser adds to the
+# request by itself (a cookie), and respondent pages have none; an invite token is in the
+# page only when the request itself carried it. Django's gzip also pads against it.
+@gzip_page
 @require_GET
 def respond(request: HttpRequest, slug: str) -> HttpResponse:
     """The page never says whether an invite is used: only exchanging it (which uses it

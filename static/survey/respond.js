@@ -2,7 +2,7 @@
 // page's memory; this device's localStorage keeps only what was sent (each question's
 // randomized report), and only those reports and a random submission id are ever sent.
 // Every kind of question goes through rr.js's one `sample(kind, name, params, value)`.
-import { checkParams, cryptoSource, sample, uuid4 } from "./rr.js";
+import { checkParams, cryptoSource, sample, shuffle, uuid4 } from "./rr.js";
 
 // The coins animate for the same time whatever they show; the request is started at the
 // moment of the click, before any of that, so its timing cannot depend on the coins.
@@ -148,7 +148,7 @@ function choose(question, value) {
     const chosen = Number(button.dataset.truth) === value;
     if (button.getAttribute("role") === "radio") {
       button.setAttribute("aria-checked", String(chosen));
-      button.tabIndex = chosen || (value === null && button.dataset.truth === "0") ? 0 : -1;
+      button.tabIndex = chosen || (value === null && !button.previousElementSibling.dataset.truth) ? 0 : -1;
     } else {
       button.setAttribute("aria-pressed", String(chosen));
     }
@@ -497,6 +497,26 @@ function waitForConsent() {
   });
 }
 
+// Shuffled here only: answers name question and option, so what is sent never shows the
+// order. A conditional question stays right after the one it depends on.
+function shuffleShown(next = cryptoSource()) {
+  for (const box of root.querySelectorAll("[data-shuffle]")) {
+    shuffle(box.querySelectorAll("[data-truth]"), next).forEach((button, i) => {
+      box.append(button);
+      button.tabIndex = i ? -1 : 0;
+      button.firstElementChild.textContent = i + 1;
+    });
+  }
+  if (!("shuffleQuestions" in root.dataset)) return;
+  const groups = new Map();
+  for (const q of questions) {
+    const group = (q.showIf && groups.get(q.showIf.question)) || [];
+    group.push(q.el);
+    groups.set(q.id, group);
+  }
+  for (const group of shuffle(new Set(groups.values()), next)) $(".send").before(...group);
+}
+
 function forgetAll() {
   for (const key of Object.keys(localStorage)) {
     if (key.startsWith(prefix)) localStorage.removeItem(key);
@@ -504,7 +524,14 @@ function forgetAll() {
   window.location.reload();
 }
 
+// The language links keep the link's parameters (a panel's id), which only this page reads.
+for (const link of root.querySelectorAll(".languages a")) {
+  const query = new URLSearchParams(location.search);
+  query.set("lang", link.hreflang);
+  link.search = query;
+}
 migrateOldMemos();
+shuffleShown();
 questions.forEach(announceMemo);
 updateFlipButton();
 if (questions.every((q) => memoized(q) !== null)) flipButton.textContent = t("sendAgain");

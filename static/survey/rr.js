@@ -326,6 +326,16 @@ export function checkParams(declaration, params) {
   return errors;
 }
 
+/** The items in a uniformly random order (Fisher–Yates). */
+export function shuffle(items, next = cryptoSource()) {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = uniformBelow(i + 1, next);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 /** A random (version 4) UUID; crypto.randomUUID is missing on plain-http pages. */
 export function uuid4(next = cryptoSource()) {
   const bytes = new Uint8Array(16);

@@ -112,6 +112,11 @@ def needs_js(question) -> bool:
 
 
 @register.filter
+def any_options_shuffled(questions) -> bool:
+    return any(q.shuffle_options for q in questions)
+
+
+@register.filter
 def any_needs_js(questions) -> bool:
     return any(needs_javascript(q.design) for q in questions)
 
@@ -141,7 +146,7 @@ def privacy_words(question) -> str:
         return (
             gettext(
                 "ε = %(epsilon)s: only one bit (0 or 1) is sent, never your number; each bit is "
-                "at most %(odds)s (e^ε) more likely for one true number than for any other "
+                "at most %(odds)s more likely for one true number than for any other "
                 "between %(lower)s and %(upper)s."
             )
             % numbers
@@ -155,7 +160,7 @@ def privacy_words(question) -> str:
         return (
             gettext(
                 "ε = %(epsilon)s: what is sent is your number plus random noise of typical size "
-                "±%(noise)s; a report is at most %(odds)s (e^ε) more likely for one true number "
+                "±%(noise)s; a report is at most %(odds)s more likely for one true number "
                 "than for any other between %(lower)s and %(upper)s."
             )
             % numbers

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.analysis.analysis_data import crowd, grouped_survey, record_people
+from tests.analysis.analysis_data import (
+    analysis_survey,
+    crowd,
+    fill,
+    grouped_survey,
+    questions,
+    record_people,
+)
+from tests.analysis.test_breakdown_skips import skip_cheat
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_respondent_accessibility import AXE, serious_violations
 from tests.browser.test_workspace import log_in
@@ -99,3 +107,29 @@ def test_two_groups_are_compared_on_the_breakdown_page(live_server, page, campus
     assert "(likelihood ratio)" in text and "(Wald)" in text
     assert violations == []
     screenshot(page, "breakdown-compare")
+
+
+def test_skips_are_a_column_of_their_own_on_a_phone(live_server, browser, owner, screenshot):
+    study = analysis_survey(owner)
+    fill(study, [30, 30, 30, 30])
+    skip_cheat(study, {2: 6})
+    q = questions(study)
+    context = browser.new_context(viewport=PHONE, bypass_csp=True)
+    page = context.new_page()
+    log_in(page, live_server)
+    page.goto(
+        f"{live_server.url}/surveys/{study.id}/results/breakdown/"
+        f"?question={q['cheat']}&by={q['faculty']}"
+    )
+    table = page.locator("#analysis table.data")
+    headers = table.locator("thead th").all_inner_texts()
+    assert headers[1:3] == ["n", "Skipped"]
+    science = table.locator("tr", has=page.locator("th", has_text="Science"))
+    assert science.locator("td").all_inner_texts()[:2] == ["30", "6"]
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+    assert serious_violations(page) == []
+    screenshot(page, "breakdown-skipped-phone")
+    context.close()

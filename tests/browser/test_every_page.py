@@ -35,6 +35,7 @@ def page_urls(survey: Survey, classroom: Survey, lesson: Lesson) -> dict:
         "survey list": "/surveys/",
         "api token": "/accounts/api-token/",
         "builder": f"/surveys/{survey.id}/edit/",
+        "translation": f"/surveys/{survey.id}/translations/de/",
         "distribute": f"/surveys/{survey.id}/distribute/",
         "sharing": f"/surveys/{survey.id}/share/",
         "delete confirmation": f"/surveys/{survey.id}/delete/",
@@ -128,7 +129,7 @@ def test_every_page_fits_the_screen_logs_no_error_and_passes_axe(
     settings.EMAIL_ENABLED = True
     if not AXE.exists():
         pytest.fail("axe-core is missing: run `npm ci` (make test does)")
-    survey = make_survey(3)
+    survey = make_survey(3, languages=["de"])  # the language choice and translation page
     answer(survey)
     # Revealed, with answers: the presenter draws its interval figure.
     classroom = Survey.objects.create_classroom(owner, "Have you ever cheated on an exam?")

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bench.respondent import PAGE, check, draw, label_of
+from bench.respondent import CONSENT, PAGE, check, draw, label_of
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_respondent_accessibility import axe_page, serious_violations
 
@@ -322,21 +322,29 @@ def test_the_served_sampler_follows_every_design_law_and_its_epsilon(live_server
 def test_ten_mixed_questions_weigh_at_most_50_kb_compressed_from_one_host(
     live_server, browser, make_survey
 ):
-    survey = make_survey(0)
+    # As bench/respondent.py: consent, skips, a condition and a second language too.
+    survey = make_survey(0, consent_text=CONSENT, languages=["de"], texts={"de": {"title": "T"}})
+    asked = []
     for i, (kind, name, params, options) in enumerate(PAGE):
         text = f"Question {i + 1}: how often, honestly, did this happen last term?"
-        survey.questions.create(
-            position=i,
-            text=text,
-            kind=kind,
-            design_name=name,
-            design_params=params,
-            options=options,
+        german = {"text": f"Frage {i + 1}: wie oft ist das ehrlich gesagt passiert?"}
+        asked.append(
+            survey.questions.create(
+                position=i,
+                text=text,
+                kind=kind,
+                design_name=name,
+                design_params=params,
+                options=options,
+                show_if={"question": asked[-1].id, "in": [1, 2]} if i == len(PAGE) - 1 else None,
+                texts={"de": german | {"options": [o.upper() for o in options]}},
+            )
         )
     context = browser.new_context(viewport=PHONE)
     page = context.new_page()
     page.goto(live_server.url + survey.get_absolute_url())
     page.wait_for_load_state("networkidle")
+    assert page.get_by_role("navigation", name="Language of this survey").count() == 1
     entries = page.evaluate(
         """() => [...performance.getEntriesByType("navigation"),
                   ...performance.getEntriesByType("resource")]

@@ -15,6 +15,7 @@ import {
   geometricExp,
   randomize,
   sample,
+  shuffle,
   toFraction,
   uniformBelow,
   uniformBigBelow,
@@ -253,4 +254,23 @@ test("the one-bit sampler has Duchi et al.'s law P(1 | x) = c + t·(x − lower)
     assert.ok(Math.abs(ones / draws - want) < 5 * Math.sqrt(want * (1 - want) / draws), `x = ${x}: ${ones / draws} vs ${want}`);
   }
   assert.throws(() => sample("number", "one_bit", { epsilon, lower: 0, upper: 10 }, 2.5), /whole number/);
+});
+
+test("shuffle draws each position without bias and leaves its input alone", () => {
+  const items = ["a", "b", "c"];
+  // Fisher–Yates: position 2 from 3 (word 1 → "b"), then position 1 from 2 (word 0 → "a").
+  assert.deepEqual(shuffle(items, forced(1, 0)), ["c", "a", "b"]);
+  assert.deepEqual(items, ["a", "b", "c"]);
+  // A word in the biased top of the range is rejected, never folded by a modulo.
+  const limit = Math.floor(2 ** 32 / 3) * 3;
+  assert.deepEqual(shuffle(items, forced(limit, 0, 1)), ["c", "b", "a"]);
+  const counts = new Map();
+  const next = cryptoSource();
+  for (let i = 0; i < 6000; i++) {
+    const key = shuffle(items, next).join("");
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  assert.equal(counts.size, 6);
+  // Each order 1000 ± 6 standard deviations (about 6 × 29): p < 1e-8, never flaky.
+  for (const n of counts.values()) assert.ok(Math.abs(n - 1000) < 180, `${n}`);
 });

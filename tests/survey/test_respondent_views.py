@@ -254,7 +254,7 @@ def test_the_page_states_each_design_epsilon_in_words_and_direct_questions_apart
     noise = mixed.questions.get(design_name="laplace").design.typical_noise
     assert (
         f"ε = 1.00: what is sent is your number plus random noise of typical size ±{noise:.0f}; "
-        "a report is at most 2.72× (e^ε) more likely for one true number than for any other"
+        "a report is at most 2.72× more likely for one true number than for any other"
     ) in html
     assert html.count("whichever option is sent is at most 3× more likely") == 1  # k-RR
     assert html.count("whichever option is sent is at most 5× more likely") == 1  # the die
@@ -366,3 +366,12 @@ def test_design_parameters_reach_the_browser_as_exact_json_that_cannot_break_out
     hostile = {"note": "</section><script>alert(1)</script>' onmouseover='x' &amp;"}
     encoded = str(attribute_json(hostile))
     assert not set("'<>&") & set(encoded) and json.loads(encoded) == hostile
+
+
+def test_the_respondent_page_is_compressed_for_browsers_that_accept_it(client, survey):
+    plain = client.get(survey.get_absolute_url())
+    packed = client.get(survey.get_absolute_url(), headers={"accept_encoding": "gzip"})
+    assert "Content-Encoding" not in plain
+    assert packed["Content-Encoding"] == "gzip" and "Accept-Encoding" in packed["Vary"]
+    assert len(packed.content) < len(plain.content) / 2
+    assert_respondent_headers(packed)
