@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from analysis.audit import record_analysis
 from analysis.charts import (
     IntervalRow,
+    arms_over_time,
     bounds_scale,
     estimates_over_time,
     forest_plot,
@@ -62,6 +63,9 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
         over_time = options_over_time_chart(chosen, chosen.options, series, level)
     elif chosen and chosen.kind == "number":
         points = thin(means_over_time(chosen, hours, level))
+        over_time = over_time_chart(chosen, points, level)
+    elif chosen and chosen.design.has_arms:
+        points = arms_over_time(chosen, hours, level)
         over_time = over_time_chart(chosen, points, level)
     elif chosen:
         points = thin(estimates_over_time(chosen, hours, level, method))

@@ -149,14 +149,15 @@ class DesignField(serializers.Field):
 def _param_schema(param: Param) -> dict:
     """One declared parameter as an OpenAPI 3.0 property."""
     described = {"description": f"{param.label}: {param.help}"}
-    if param.type == "probabilities":
+    if param.type in ("probabilities", "probability_pair"):
         item = {"type": "number", "minimum": 0, "maximum": 1}
+        pair = param.type == "probability_pair"
         return {
             **described,
             "type": "array",
             "items": item,
-            "minItems": CHOICE_MIN_OPTIONS,
-            "maxItems": CHOICE_MAX_OPTIONS,
+            "minItems": 2 if pair else CHOICE_MIN_OPTIONS,
+            "maxItems": 2 if pair else CHOICE_MAX_OPTIONS,
         }
     declared = param.to_json()
     schema = {**described, "type": "integer" if param.type == "integer" else "number"}
@@ -228,7 +229,7 @@ def build_design(kind: str, name: str, params: dict, k: int | None) -> Design:
         return make_design(kind, name, params, k=k if cls.needs_options else None)
     except ValueError as error:
         message = str(error)
-        first = message.split(" ", 1)[0]
+        first = message.split(" ", 1)[0].rstrip(":")
         raise ValidationError(
             {first if first in declared else "non_field_errors": [message]}
         ) from None

@@ -140,6 +140,15 @@ def plan(design: Design, a: Assumptions) -> dict:
         if compare := getattr(design, "one_bit_comparison", None):
             result["one_bit"] = compare(target, a.level)
         return result
+    if design.has_arms:
+        theta = (a.q, design.planning_other)
+        variance = float(design.unit_covariance(theta)[0, 0])
+        return result | {
+            "arms": design.planning_words,
+            "half_width": z * math.sqrt(variance / a.n),
+            "n_for_target": design.sample_size(theta, a.half_width, a.level),
+            "price": design.variance_price(theta),
+        }
     t, c = worst_line(design)
     result["half_width"] = z * math.sqrt(worst_variance(t, c) / a.n)
     try:

@@ -1,0 +1,225 @@
+"""Designs with arms as questions of the app: the stochastic lie detector and the
+cheating-detection model created through the API (ε = ∞ acknowledged), a respondent's
+report sent with its arm and stored as one value (arm·2 + answer), bad input refused
+naming the field with nothing stored, and the results (π and t; π, β, γ with the words
+on cheating) on the estimates API and the results page."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import numpy as np
+import pytest
+
+from estimator.arms import CheatingDetection, StochasticLieDetector
+from responses.write import bulk_record
+from survey.models import Survey
+from tests.storage import nothing_stored, stored_reports
+from tests.survey.api_schema import assert_matches_schema
+
+pytestmark = pytest.mark.django_db
+
+SLD = {"name": "stochastic_lie_detector", "p": [2 / 12, 10 / 12], "arm_weights": [0.5, 0.5]}
+CDM = {
+    "name": "cheating_detection",
+    "p_truth": [0.5, 0.75],
+    "p_yes": [0.5, 0.5],
+    "arm_weights": [0.5, 0.5],
+}
+PLAIN = {"name": "forced_response", "p_truth": 0.5, "p_yes": 0.5}
+
+
+def post_survey(api, *designs: dict, **extra):
+    questions = [
+        {"text": f"Question {i}", "kind": "binary", "design": d, **extra}
+        for i, d in enumerate(designs)
+    ]
+    return api.post("/api/surveys/", {"title": "Arms", "questions": questions}, format="json")
+
+
+def create(api, *designs: dict) -> Survey:
+    response = post_survey(api, *designs, allow_no_privacy=True)
+    assert response.status_code == 201, response.json()
+    survey = Survey.objects.get(id=response.json()["id"])
+    survey.status = Survey.Status.OPEN
+    survey.save()
+    return survey
+
+
+def submit(client, survey: Survey, *answers: dict):
+    body = {"submission_id": str(uuid.uuid4()), "answers": list(answers)}
+    return client.post(
+        f"/api/public/surveys/{survey.slug}/responses/",
+        json.dumps(body),
+        content_type="application/json",
+    )
+
+
+def test_the_lie_detector_needs_its_no_privacy_acknowledged(api):
+    refused = post_survey(api, SLD)
+    assert refused.status_code == 400
+    assert "allow_no_privacy" in json.dumps(refused.json())
+    assert not Survey.objects.exists()
+    made = post_survey(api, SLD, allow_no_privacy=True)
+    assert made.status_code == 201
+    question = made.json()["questions"][0]
+    assert question["epsilon"] is None and made.json()["no_privacy"] is True
+    assert question["design"] == {
+        "name": "stochastic_lie_detector",
+        **{k: v for k, v in SLD.items() if k != "name"},
+    }
+
+
+def test_cheating_detection_keeps_a_finite_epsilon(api):
+    made = post_survey(api, CDM)
+    assert made.status_code == 201, made.json()
+    eps = made.json()["questions"][0]["epsilon"]
+    # The largest over the arms: arm 1 (p_truth ¾) says "yes" 7 times likelier for a yes.
+    assert eps == pytest.approx(CheatingDetection().epsilon) and eps == pytest.approx(np.log(7))
+
+
+@pytest.mark.parametrize(
+    ("design", "field"),
+    [
+        ({**SLD, "p": [0.5, 0.5]}, "p"),  # equal arm parameters: unidentifiable
+        ({**CDM, "p_truth": [0.5, 0.5]}, "p_truth"),
+        ({**SLD, "arm_weights": [0.5, 0.4]}, "arm_weights"),  # not summing to 1
+        ({**SLD, "arm_weights": [1.0, 0.0]}, "arm_weights"),  # an arm nobody draws
+        ({**SLD, "arm_weights": [0.2, 0.3, 0.5]}, "arm_weights"),  # a third arm
+        ({**SLD, "p": [0.5]}, "p"),
+        ({**CDM, "p_yes": [0.5, 1.5]}, "p_yes"),
+    ],
+)
+def test_bad_arm_parameters_are_refused_naming_the_field(api, design, field):
+    response = post_survey(api, design, allow_no_privacy=True)
+    assert response.status_code == 400
+    errors = response.json()["questions"]["0"]["design"]
+    assert field in errors, errors
+    assert not Survey.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_report_is_stored_with_its_arm(api, client):
+    survey = create(api, SLD, PLAIN)
+    sld, plain = survey.questions.order_by("id")
+    response = submit(
+        client,
+        survey,
+        {"question": sld.id, "value": 0, "arm": 1},
+        {"question": plain.id, "value": 1},
+    )
+    assert response.status_code == 201, response.json()
+    assert list(stored_reports(survey)) == [{sld.id: 2, plain.id: 1}]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("sld_answer", "plain_answer", "words"),
+    [
+        ({"value": 1}, {"value": 1}, "arm missing"),  # the arm left out
+        ({"value": 1, "arm": 2}, {"value": 1}, "arm 2"),  # an arm outside the design
+        ({"value": 1, "arm": -1}, {"value": 1}, "arm -1"),
+        ({"value": 1, "arm": "1"}, {"value": 1}, "arm"),
+        ({"value": 3, "arm": 0}, {"value": 1}, "value 3"),  # the encoding is the server's
+        ({"value": 2, "arm": 1}, {"value": 1}, "value 2"),
+        ({"value": 1, "arm": 0}, {"value": 1, "arm": 0}, "has no arms"),  # no arms here
+    ],
+)
+def test_bad_arms_in_a_submission_are_refused_and_nothing_is_stored(
+    api, client, sld_answer, plain_answer, words
+):
+    survey = create(api, SLD, PLAIN)
+    sld, plain = survey.questions.order_by("id")
+    response = submit(
+        client, survey, {"question": sld.id, **sld_answer}, {"question": plain.id, **plain_answer}
+    )
+    assert response.status_code == 400
+    assert "answers" in response.json()
+    assert words in json.dumps(response.json()), response.json()
+    assert nothing_stored()
+
+
+def simulate(design, truth: dict, n: int, seed: int) -> np.ndarray:
+    """Reports of n respondents; carriers of an SLD answer "yes" with probability t."""
+    rng = np.random.default_rng(seed)
+    arms = design.simulate_arms(n, rng)
+    rates = design.yes_rates((truth["pi"], truth["second"]))[arms]
+    return 2 * arms + (rng.random(n) < rates)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_submitted_reports_recover_pi_and_t(api, client, settings):
+    """Seeded respondents through the submit endpoint: π and t come back within their
+    intervals on the estimates API."""
+    settings.RATELIMIT_ENABLED = False  # one test client plays 400 respondents
+    survey = create(api, SLD)
+    question = survey.questions.get()
+    design = StochasticLieDetector()
+    reports = simulate(design, {"pi": 0.3, "second": 0.7}, 400, seed=5)
+    for report in reports:
+        arm, answer = divmod(int(report), 2)
+        response = submit(client, survey, {"question": question.id, "value": answer, "arm": arm})
+        assert response.status_code == 201
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    expected = design.estimate(np.bincount(reports, minlength=4))
+    assert entry["n"] == 400
+    assert entry["estimate"] == pytest.approx(expected["pi"])
+    assert entry["ci_low"] < 0.3 < entry["ci_high"]
+    honesty = entry["honesty"]
+    assert honesty["estimate"] == pytest.approx(expected["t"])
+    assert honesty["ci_low"] < 0.7 < honesty["ci_high"]
+    assert [a["n"] for a in entry["arms"]] == expected.per_arm.astype(int).tolist()
+
+
+def test_the_estimates_and_results_page_of_the_lie_detector(api, client, owner):
+    survey = create(api, SLD)
+    question = survey.questions.get()
+    design = StochasticLieDetector()
+    reports = simulate(design, {"pi": 0.4, "second": 0.6}, 20_000, seed=7)
+    bulk_record(survey, [{question.id: int(r)} for r in reports], simulated=False)
+    response = api.get(f"/api/surveys/{survey.id}/estimates/", {"level": "0.9"})
+    assert response.status_code == 200
+    assert_matches_schema(response, "/api/surveys/{survey_id}/estimates/", "GET")
+    entry = response.json()["questions"][0]
+    expected = design.estimate(np.bincount(reports, minlength=4))
+    assert entry["estimate"] == pytest.approx(expected["pi"])
+    assert entry["std_error"] == pytest.approx(expected.std_error("pi"))
+    assert (entry["ci_low"], entry["ci_high"]) == pytest.approx(expected.ci("pi", 0.9))
+    assert entry["honesty"]["ci_low"] == pytest.approx(expected.ci("t", 0.9)[0])
+    assert entry["epsilon"] is None
+    assert abs(entry["estimate"] - 0.4) < 0.05 and abs(entry["honesty"]["estimate"] - 0.6) < 0.05
+    assert "significantly above 0" in entry["findings"][0]
+    client.force_login(owner)
+    html = client.get(f"/surveys/{survey.id}/results/").content.decode()
+    assert 'data-quantity="honesty">Carriers&#x27; honesty t' in html
+    assert f"{expected['t']:.3f}" in html or f"{100 * expected['t']:.1f}" in html
+    assert "significantly above 0" in html
+
+
+def test_the_cheating_model_says_when_cheaters_are_significantly_above_0(api, client, owner):
+    survey = create(api, CDM)
+    question = survey.questions.get()
+    design = CheatingDetection()
+    reports = simulate(design, {"pi": 0.2, "second": 0.15}, 8000, seed=3)
+    bulk_record(survey, [{question.id: int(r)} for r in reports], simulated=False)
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    expected = design.estimate(np.bincount(reports, minlength=4))
+    assert entry["estimate"] == pytest.approx(expected["pi"])
+    assert entry["cheaters"]["estimate"] == pytest.approx(expected["gamma"])
+    assert entry["honest_no"]["estimate"] == pytest.approx(expected["beta"])
+    assert entry["cheaters"]["ci_low"] > 0
+    assert "The share of cheaters" in entry["findings"][0]
+    assert "is significantly above 0" in entry["findings"][0]
+    client.force_login(owner)
+    html = client.get(f"/surveys/{survey.id}/results/").content.decode()
+    assert "Cheaters γ" in html and "is significantly above 0" in html
+
+
+def test_no_cheating_is_said_as_not_significant(api):
+    survey = create(api, CDM)
+    question = survey.questions.get()
+    reports = simulate(CheatingDetection(), {"pi": 0.3, "second": 0.0}, 4000, seed=2)
+    bulk_record(survey, [{question.id: int(r)} for r in reports], simulated=False)
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    assert "is not significantly above 0" in entry["findings"][0]
