@@ -79,6 +79,13 @@ def _randomized(survey: Survey, field: str, raw, kinds: tuple[str, ...]) -> Ques
             f"{named(question)} is a {question.kind} question; {field} must be "
             f"a randomized {' or '.join(kinds)} question",
         )
+    if question.design.has_arms:
+        raise AnalysisError(
+            field,
+            f"{named(question)} uses a design with arms: its estimates are on the results "
+            "page and the estimates endpoint; breakdowns, cross-tabs, comparisons and models "
+            f"do not take it yet, so choose another {field}",
+        )
     return question
 
 
@@ -677,7 +684,9 @@ def breakdown_pairs(survey: Survey) -> list[tuple[Question, Question]]:
     return [
         (question, by)
         for question in survey.questions.all()
-        if question.design.randomized and question.kind in BROKEN_DOWN
+        if question.design.randomized
+        and question.kind in BROKEN_DOWN
+        and not question.design.has_arms
         for by in groups
     ]
 

@@ -101,8 +101,11 @@ def _analysis_page(request: HttpRequest, template: str, context: dict) -> HttpRe
 
 
 def _choices(survey, randomized: bool, kinds) -> list:
+    """The questions an analysis offers (designs with arms: on the results page only)."""
     return [
-        q for q in survey.questions.all() if q.design.randomized == randomized and q.kind in kinds
+        q
+        for q in survey.questions.all()
+        if q.design.randomized == randomized and q.kind in kinds and not q.design.has_arms
     ]
 
 

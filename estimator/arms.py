@@ -93,6 +93,24 @@ class ArmsDesign(Design):
     def _check_identifiable(self) -> None:
         raise NotImplementedError
 
+    reanalysis_words: ClassVar[str] = ""
+    rrreg_model: ClassVar[str | None] = None
+
+    def rrreg_call(self, column: str) -> str | None:
+        """R's RRreg call that re-analyses the column with its arm column, or None."""
+        if self.rrreg_model is None:
+            return None
+        p = ", ".join(f"{v:.12g}" for v in getattr(self, "p", ()))
+        return (
+            f'RRreg::RRuni({column}, model = "{self.rrreg_model}", p = c({p}), '
+            f"group = {column}_arm + 1)"
+        )
+
+    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
+        """Per arm, the steps a respondent's device follows once the arm is drawn, as
+        :meth:`estimator.designs.BinaryDesign.chance_steps` gives them."""
+        raise NotImplementedError
+
     # --- the model -------------------------------------------------------------------
 
     def yes_rates(self, theta: Sequence[float]) -> np.ndarray:
@@ -218,9 +236,17 @@ class StochasticLieDetector(ArmsDesign):
     quantity_keys: ClassVar[dict[str, str]] = {"t": "honesty"}
     planning_other: ClassVar[float] = 1.0
     planning_words: ClassVar[str] = "if carriers answer honestly (t = 1)"
+    reanalysis_words: ClassVar[str] = (
+        "per arm a, P(report 1) = pi * t + (1 - pi) * (1 - p[a]); maximize the binomial "
+        "likelihood of the yes counts per arm over pi and t in [0, 1] (RRreg's SLD model)"
+    )
+    rrreg_model: ClassVar[str | None] = "SLD"
     quantity_labels: ClassVar[dict[str, str]] = {"t": "Carriers' honesty t"}
     p: tuple[float, float] = (2 / 12, 10 / 12)
     arm_weights: tuple[float, float] = (0.5, 0.5)
+
+    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
+        return tuple(((p, "truth", "yes"),) for p in self.p)
 
     def _check_identifiable(self) -> None:
         if self.p[0] == self.p[1]:
@@ -270,6 +296,12 @@ class CheatingDetection(ArmsDesign):
     quantity_keys: ClassVar[dict[str, str]] = {"beta": "honest_no", "gamma": "cheaters"}
     planning_other: ClassVar[float] = 0.0
     planning_words: ClassVar[str] = "if nobody cheats (γ = 0)"
+    reanalysis_words: ClassVar[str] = (
+        "per arm a, with h1 = p_truth[a] + (1 - p_truth[a]) * p_yes[a] and "
+        "h0 = (1 - p_truth[a]) * p_yes[a]: P(report 1) = pi * h1 + beta * h0, cheaters "
+        "gamma = 1 - pi - beta say no; maximize the binomial likelihood of the yes counts "
+        "per arm (Clark and Desharnais 1998)"
+    )
     quantity_labels: ClassVar[dict[str, str]] = {"beta": "Honest “no” β", "gamma": "Cheaters γ"}
     p_truth: tuple[float, float] = (0.5, 0.75)
     p_yes: tuple[float, float] = (0.5, 0.5)
@@ -280,6 +312,12 @@ class CheatingDetection(ArmsDesign):
         """P(yes | honest carrier) and P(yes | honest non-carrier) per arm."""
         pt, py = np.asarray(self.p_truth), np.asarray(self.p_yes)
         return pt + (1 - pt) * py, (1 - pt) * py
+
+    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
+        return tuple(
+            ((pt, "truth", "next"), (py, "yes", "no"))
+            for pt, py in zip(self.p_truth, self.p_yes, strict=True)
+        )
 
     def _check_identifiable(self) -> None:
         a, b = self._lines
@@ -337,6 +375,9 @@ class UnrelatedQuestionUnknown(ArmsDesign):
     parameter_labels: ClassVar[tuple[str, str]] = ("Prevalence π", "Innocuous prevalence")
     quantity_keys: ClassVar[dict[str, str]] = {"pi_innocuous": "innocuous"}
     planning_words: ClassVar[str] = "if the innocuous prevalence is ½"
+    reanalysis_words: ClassVar[str] = (
+        "per arm a, P(report 1) = p_truth[a] * pi + (1 - p_truth[a]) * pi_innocuous"
+    )
     quantity_labels: ClassVar[dict[str, str]] = {"pi_innocuous": "Innocuous prevalence"}
     p_truth: tuple[float, float] = (0.3, 0.7)
     arm_weights: tuple[float, float] = (0.5, 0.5)

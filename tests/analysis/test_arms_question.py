@@ -223,3 +223,58 @@ def test_no_cheating_is_said_as_not_significant(api):
     bulk_record(survey, [{question.id: int(r)} for r in reports], simulated=False)
     entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
     assert "is not significantly above 0" in entry["findings"][0]
+
+
+def test_the_respondent_page_says_how_the_arm_is_drawn_and_what_a_no_reveals(api, client):
+    survey = create(api, SLD)
+    html = client.get(survey.get_absolute_url()).content.decode()
+    assert "No privacy for a “no”" in html
+    assert "draws set A or set B of chance devices by chance alone" in html
+    assert "Set A (drawn with probability 50 %)" in html
+    # rr.js's sample("binary", "stochastic_lie_detector", params, truth) draws the arm.
+    assert 'data-kind="binary" data-design="stochastic_lie_detector"' in html
+    assert '"arm_weights":[0.5,0.5]' in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_paper_form_asks_for_the_set_the_coin_picked_and_stores_it(api, client):
+    survey = create(api, SLD, PLAIN)
+    sld, plain = survey.questions.order_by("id")
+    html = client.get(survey.get_absolute_url()).content.decode()
+    assert "pick your set by chance alone, before you think of your answer: Flip a coin." in html
+    assert "Heads: set A; Tails: set B." in html
+    assert f'name="arm_{sld.id}" value="1"' in html and f'name="arm_{plain.id}"' not in html
+    form = {f"reported_{sld.id}": "1", f"reported_{plain.id}": "0", "design_version": 1}
+    refused = client.post(f"/s/{survey.slug}/paper/", form)
+    assert refused.status_code == 400 and nothing_stored()  # the set left out
+    assert client.post(f"/s/{survey.slug}/paper/", form | {f"arm_{sld.id}": "1"}).status_code == 200
+    assert list(stored_reports(survey)) == [{sld.id: 3, plain.id: 0}]
+
+
+def test_exports_carry_the_arm_in_a_column_of_its_own(api, client, owner):
+    import csv
+    import io
+
+    import pyreadstat
+
+    survey = create(api, SLD, PLAIN)
+    sld, plain = survey.questions.order_by("id")
+    bulk_record(survey, [{sld.id: 3, plain.id: 0}, {sld.id: 0, plain.id: 1}], simulated=False)
+    client.force_login(owner)
+    exported = client.get(f"/api/surveys/{survey.id}/export.csv").content.decode()
+    rows = list(csv.reader(io.StringIO(exported)))
+    assert rows[0] == ["round", "q1", "q1_arm", "q2"]
+    assert sorted(rows[1:]) == [["1", "0", "0", "1"], ["1", "1", "1", "0"]]
+    book = client.get(f"/api/surveys/{survey.id}/codebook.json").json()
+    entry = book["questions"][0]
+    assert entry["arm_column"] == "q1_arm" and "q<k>_arm" in book["columns"]
+    assert 'model = "SLD"' in entry["rrreg"] and "group = q1_arm + 1" in entry["rrreg"]
+    for suffix, reader in (("sav", pyreadstat.read_sav), ("dta", pyreadstat.read_dta)):
+        content = client.get(f"/api/surveys/{survey.id}/export.{suffix}").content
+        path = f"/tmp/arms-export-{survey.id}.{suffix}"
+        with open(path, "wb") as f:
+            f.write(content)
+        frame, meta = reader(path)
+        assert list(frame.columns) == ["round", "q1", "q1_arm", "q2"]
+        assert sorted(frame["q1_arm"].tolist()) == [0, 1]
+        assert "arm" in meta.column_names_to_labels["q1_arm"]
