@@ -278,3 +278,30 @@ def test_exports_carry_the_arm_in_a_column_of_its_own(api, client, owner):
         assert list(frame.columns) == ["round", "q1", "q1_arm", "q2"]
         assert sorted(frame["q1_arm"].tolist()) == [0, 1]
         assert "arm" in meta.column_names_to_labels["q1_arm"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_with_arms_imports_into_a_copy_and_a_bad_arm_stores_nothing(api, owner):
+    import io
+
+    from responses.exports import responses_csv
+    from responses.imports import ImportRejected, import_responses
+
+    survey = create(api, SLD, PLAIN)
+    sld, plain = survey.questions.order_by("id")
+    rows = [{sld.id: 3, plain.id: 0}, {sld.id: 0, plain.id: 1}, {sld.id: 2, plain.id: 1}]
+    bulk_record(survey, rows, simulated=False)
+    exported = responses_csv(survey).encode()
+    copy = create(api, SLD, PLAIN)
+    for bad in (
+        b"round,q1,q2\n1,1,0\n",
+        b"round,q1,q1_arm,q2\n1,1,2,0\n",
+        b"round,q1,q1_arm,q2\n1,3,0,0\n",
+    ):
+        with pytest.raises(ImportRejected):
+            import_responses(copy, io.BytesIO(bad))
+        assert not list(stored_reports(copy))
+    assert import_responses(copy, io.BytesIO(exported)) == 3
+    csld, cplain = copy.questions.order_by("id")
+    stored = sorted((r[csld.id], r[cplain.id]) for r in stored_reports(copy))
+    assert stored == [(0, 1), (2, 1), (3, 0)]
