@@ -100,12 +100,15 @@ def _analysis_page(request: HttpRequest, template: str, context: dict) -> HttpRe
     return render(request, f"{template}#analysis" if request.htmx else template, context)
 
 
-def _choices(survey, randomized: bool, kinds) -> list:
-    """The questions an analysis offers (designs with arms: on the results page only)."""
+def _choices(survey, randomized: bool, kinds, *, arms: bool = False) -> list:
+    """The questions an analysis offers; designs with arms only where it takes them
+    (``arms``: a model, for a design whose regression is fitted with its arms)."""
     return [
         q
         for q in survey.questions.all()
-        if q.design.randomized == randomized and q.kind in kinds and not q.design.has_arms
+        if q.design.randomized == randomized
+        and q.kind in kinds
+        and (not q.design.has_arms or (arms and q.design.regression_with_arms))
     ]
 
 
@@ -265,7 +268,7 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     its coefficients in a table and its odds ratios on a log axis."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, _, errors = parse_estimate_options(request.GET)
-    outcomes = _choices(survey, True, (Question.Kind.BINARY,))
+    outcomes = _choices(survey, True, (Question.Kind.BINARY,), arms=True)
     covariates = _choices(survey, False, DIRECT_CATEGORICAL + (Question.Kind.NUMBER,))
     outcome = _picked(request, "outcome", outcomes)
     wanted = set(request.GET.getlist("covariates"))

@@ -95,6 +95,8 @@ class ArmsDesign(Design):
 
     reanalysis_words: ClassVar[str] = ""
     rrreg_model: ClassVar[str | None] = None
+    # The app's logistic regression takes this design as an outcome (sld_regression).
+    regression_with_arms: ClassVar[bool] = False
 
     def rrreg_call(self, column: str) -> str | None:
         """R's RRreg call that re-analyses the column with its arm column, or None."""
@@ -241,6 +243,7 @@ class StochasticLieDetector(ArmsDesign):
         "likelihood of the yes counts per arm over pi and t in [0, 1] (RRreg's SLD model)"
     )
     rrreg_model: ClassVar[str | None] = "SLD"
+    regression_with_arms: ClassVar[bool] = True
     quantity_labels: ClassVar[dict[str, str]] = {"t": "Carriers' honesty t"}
     p: tuple[float, float] = (2 / 12, 10 / 12)
     arm_weights: tuple[float, float] = (0.5, 0.5)

@@ -93,6 +93,7 @@ class Design:
     sends_one_bit: ClassVar[bool] = False
     # The device draws an arm before randomizing; the report is stored as arm·2 + answer.
     has_arms: ClassVar[bool] = False
+    regression_with_arms: ClassVar[bool] = False
 
     def _check_params(self) -> None:
         for param in self.PARAMS:

@@ -33,6 +33,7 @@ PLAIN = {"name": "forced_response", "p_truth": 0.5, "p_yes": 0.5}
 def post_survey(api, *designs: dict, **extra):
     questions = [
         {"text": f"Question {i}", "kind": "binary", "design": d, **extra}
+        | ({"not_sensitive": True} if d["name"] == "direct" else {})
         for i, d in enumerate(designs)
     ]
     return api.post("/api/surveys/", {"title": "Arms", "questions": questions}, format="json")
@@ -305,3 +306,55 @@ def test_an_export_with_arms_imports_into_a_copy_and_a_bad_arm_stores_nothing(ap
     csld, cplain = copy.questions.order_by("id")
     stored = sorted((r[csld.id], r[cplain.id]) for r in stored_reports(copy))
     assert stored == [(0, 1), (2, 1), (3, 0)]
+
+
+def test_a_model_with_a_lie_detector_outcome_estimates_t_beside_the_coefficients(
+    api, client, owner
+):
+    from estimator.arms import sld_regression
+    from estimator.regression import design_matrix
+
+    survey = create(api, SLD, {"name": "direct"})
+    sld, group = survey.questions.order_by("id")
+    design = StochasticLieDetector()
+    rng = np.random.default_rng(9)
+    rows = []
+    for g, pi in ((0, 0.2), (1, 0.5)):
+        reports = simulate(design, {"pi": pi, "second": 0.7}, 3000, seed=int(rng.integers(1000)))
+        rows += [{sld.id: int(r), group.id: g} for r in reports]
+    bulk_record(survey, rows, simulated=False)
+    response = api.post(
+        f"/api/surveys/{survey.id}/regression/",
+        {"outcome": sld.id, "covariates": [group.id]},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    result = response.json()
+    assert_matches_schema(response, "/api/surveys/{survey_id}/regression/", "POST")
+    # The same fit from the counts per (group, arm) in the maths.
+    cells = {}
+    for row in rows:
+        arm, yes = divmod(row[sld.id], 2)
+        cell = cells.setdefault((row[group.id], arm), [0, 0])
+        cell[0] += yes
+        cell[1] += 1
+    keys = sorted(cells)
+    expected = sld_regression(
+        design,
+        design_matrix({"q2": [k[0] for k in keys]}, {}),
+        [k[1] for k in keys],
+        [cells[k][0] for k in keys],
+        [cells[k][1] for k in keys],
+    )
+    assert result["honesty"]["estimate"] == pytest.approx(expected.honesty, rel=1e-6)
+    assert abs(result["honesty"]["estimate"] - 0.7) < 0.08
+    slope = result["coefficients"][1]
+    assert slope["estimate"] == pytest.approx(
+        expected.regression.coefficients[1].estimate, rel=1e-6
+    )
+    assert slope["estimate"] > 0 and slope["ci_low"] > 1  # the odds ratio of group 1
+    client.force_login(owner)
+    page = client.get(
+        f"/surveys/{survey.id}/results/model/", {"outcome": sld.id, "covariates": group.id}
+    ).content.decode()
+    assert "the carriers' honesty t estimated beside the coefficients" in page, page[-3000:]
