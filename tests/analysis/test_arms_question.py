@@ -358,3 +358,75 @@ def test_a_model_with_a_lie_detector_outcome_estimates_t_beside_the_coefficients
         f"/surveys/{survey.id}/results/model/", {"outcome": sld.id, "covariates": group.id}
     ).content.decode()
     assert "the carriers' honesty t estimated beside the coefficients" in page, page[-3000:]
+
+
+def test_the_planner_gives_n_for_the_prevalence_and_the_price_of_the_detection(api):
+    response = api.post(
+        "/api/planning/",
+        {"design": SLD, "q": 0.3, "half_width": 0.05, "n": 1000},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    assert_matches_schema(response, "/api/planning/", "POST")
+    plan = response.json()
+    design = StochasticLieDetector()
+    assert plan["n_for_target"] == design.sample_size((0.3, 1.0), 0.05)
+    assert plan["price"] == pytest.approx(design.variance_price((0.3, 1.0)))
+    assert plan["epsilon"] is None and "honestly" in plan["arms"]
+
+
+@pytest.mark.parametrize(
+    ("name", "fields", "field", "words"),
+    [
+        ("stochastic_lie_detector", {"p": "0.5, 0.5", "arm_weights": "0.5, 0.5"}, "p", "p₁ ≠ p₂"),
+        (
+            "stochastic_lie_detector",
+            {"p": "0.2, 0.8", "arm_weights": "0.5, 0.4"},
+            "arm_weights",
+            "sum to 1",
+        ),
+        (
+            "stochastic_lie_detector",
+            {"p": "0.2, 0.8", "arm_weights": "1, 0"},
+            "arm_weights",
+            "above 0",
+        ),
+        (
+            "cheating_detection",
+            {"p_truth": "0.5, 0.5", "p_yes": "0.5, 0.5", "arm_weights": "0.5, 0.5"},
+            "p_truth",
+            "must differ",
+        ),
+    ],
+)
+def test_the_builder_says_what_is_wrong_beside_the_field_and_saves_nothing(
+    logged_in, make_survey, name, fields, field, words
+):
+    from html import unescape
+
+    draft = make_survey(n_questions=0, status=Survey.Status.DRAFT)
+    data = {"text": "Shoplifted?", "kind": "binary", "preset": "custom", "design_name": name}
+    data |= fields | {"confirm_no_privacy": "on"}
+    response = logged_in.post(
+        f"/surveys/{draft.id}/questions/", {f"new-{k}": v for k, v in data.items()}
+    )
+    assert response.status_code == 400 or response.status_code == 200
+    html = unescape(response.content.decode())
+    assert not draft.questions.exists()
+    # The message sits in the field's own error list, linked to its input.
+    error_id = f"id_new-{field}-error"
+    assert error_id in html, html[:2000]
+    at = html.index(f'id="{error_id}"')
+    assert words in html[at : at + 400]
+
+
+def test_simulated_respondents_follow_the_coins_of_their_arm(api):
+    from responses.write import simulate_respondents
+
+    survey = create(api, CDM)
+    simulate_respondents(survey, 6000, truth=0.3, rng=np.random.default_rng(4))
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    assert entry["n"] == entry["n_simulated"] == 6000
+    assert entry["ci_low"] < 0.3 < entry["ci_high"]
+    assert entry["cheaters"]["ci_low"] == 0  # everyone followed the coins
+    assert sum(a["n"] for a in entry["arms"]) == 6000 and min(a["n"] for a in entry["arms"]) > 0
