@@ -10,8 +10,11 @@ import json
 import pytest
 
 from tests.browser.test_device_memo import EVERYTHING_STORED
+from tests.browser.test_respondent_accessibility import axe_page, serious_violations
 from tests.browser.test_respondent_kinds import SEND, SENT, THROW_ON_MATH_RANDOM, watch
 from tests.storage import stored_reports
+
+__all__ = ["axe_page"]  # the fixture, shared with the other accessibility tests
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,3 +64,40 @@ def test_a_lie_detector_question_sends_its_report_with_the_arm(live_server, page
     answer(page, url, question.id, "No")
     again = json.loads([r for r in requests if r.method == "POST"][-1].post_data)["answers"]
     assert again == [sent]
+
+
+def test_pages_with_designs_with_arms_have_no_serious_accessibility_violations(
+    live_server, request, owner, make_survey
+):
+    from responses.write import bulk_record
+
+    survey = make_survey(0)
+    sld = survey.questions.create(
+        position=0,
+        text="Have you ever shoplifted?",
+        kind="binary",
+        design_name="stochastic_lie_detector",
+        design_params={"p": [2 / 12, 10 / 12], "arm_weights": [0.5, 0.5]},
+    )
+    cdm = survey.questions.create(
+        position=1,
+        text="Have you ever faked a sick note?",
+        kind="binary",
+        design_name="cheating_detection",
+        design_params={"p_truth": [0.5, 0.75], "p_yes": [0.5, 0.5], "arm_weights": [0.5, 0.5]},
+    )
+    page, found = request.getfixturevalue("axe_page"), {}
+    page.goto(live_server.url + survey.get_absolute_url())
+    found["respond"] = serious_violations(page)
+    page.evaluate("() => document.querySelector('[data-paper]').hidden = false")
+    found["paper form"] = serious_violations(page)
+    bulk_record(survey, [{sld.id: r % 4, cdm.id: (r * 3) % 4} for r in range(200)], simulated=False)
+    page.goto(live_server.url + "/accounts/login/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill("owner-password-1")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("heading", name="My surveys").wait_for()
+    for name, path in (("results", "results/"), ("builder", "edit/"), ("model", "results/model/")):
+        page.goto(f"{live_server.url}/surveys/{survey.id}/{path}")
+        found[name] = serious_violations(page)
+    assert found == dict.fromkeys(found, [])
