@@ -47,6 +47,7 @@ from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS, MAX_RESPONSE_QUOTA
 from survey.models import (
+    CLASSROOM_ARMS,
     MAX_COMPLETION_URL,
     MAX_RETENTION_DAYS,
     MIN_CELL_FLOOR,
@@ -58,6 +59,7 @@ from survey.models import (
     Role,
     SharingRefused,
     Survey,
+    classroom_refuses,
     validate_completion_url,
 )
 from survey.permissions import api_surveys
@@ -564,6 +566,18 @@ class SurveySerializer(serializers.Serializer):
             if item.get("show_if"):
                 item["show_if"] = _condition_at(questions, i)
         return questions
+
+    def validate(self, attrs: dict) -> dict:
+        mode = attrs.get("mode", self.instance.mode if self.instance else Survey.Mode.RESEARCH)
+        if "questions" in attrs:
+            designs = [item["design"] for item in attrs["questions"] if "design" in item]
+            field = "questions"
+        else:
+            designs = self.instance.designs() if self.instance else []
+            field = "mode"
+        if classroom_refuses(mode, designs):
+            raise ValidationError({field: [CLASSROOM_ARMS]})
+        return attrs
 
     @transaction.atomic
     def create(self, validated_data: dict) -> Survey:
