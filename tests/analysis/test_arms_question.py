@@ -458,3 +458,22 @@ def test_a_classroom_survey_takes_no_design_with_arms(api, logged_in, make_surve
     )
     assert added.status_code == 400 and not lecture.questions.exists()
     assert "classroom" in added.content.decode()
+
+
+def test_the_estimates_csv_has_a_row_per_quantity_of_a_design_with_arms(api, owner):
+    import csv
+    import io
+
+    survey = create(api, SLD)
+    question = survey.questions.get()
+    reports = simulate(StochasticLieDetector(), {"pi": 0.4, "second": 0.6}, 4000, seed=8)
+    bulk_record(survey, [{question.id: int(r)} for r in reports], simulated=False)
+    api.force_authenticate(owner)
+    response = api.get(f"/api/surveys/{survey.id}/estimates.csv")
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    assert [r["option"] for r in rows] == ["", "honesty"]
+    assert float(rows[0]["estimate"]) == pytest.approx(entry["estimate"])
+    assert float(rows[1]["ci_high"]) == pytest.approx(entry["honesty"]["ci_high"])
+    assert rows[1]["method"] == "profile"
