@@ -141,7 +141,10 @@ class CrossTabSerializer(serializers.Serializer):
 class RegressionRequestSerializer(serializers.Serializer):
     outcome = serializers.IntegerField(help_text="a randomized yes/no question")
     covariates = serializers.ListField(
-        child=serializers.IntegerField(), help_text="one or more directly asked questions"
+        child=serializers.IntegerField(),
+        help_text="one or more questions: directly asked ones, and at most one randomized "
+        "yes/no question other than the outcome (its truth enters as a latent 0/1, as in "
+        "rr::rrreg.predictor)",
     )
     level = serializers.FloatField(required=False, help_text="default 0.95")
 
@@ -151,6 +154,7 @@ class RegressionCovariateSerializer(serializers.Serializer):
     column = serializers.CharField()
     text = serializers.CharField()
     kind = serializers.CharField()
+    randomized = serializers.BooleanField(help_text="a randomized covariate: its truth is latent")
 
 
 class RegressionCoefficientSerializer(serializers.Serializer):
@@ -333,8 +337,9 @@ def compare_endpoint(request: Request, survey_id: int) -> Response:
 @extend_schema(request=RegressionRequestSerializer, responses={200: RegressionSerializer, **ERROR})
 @api_view(["POST"])
 def regression_endpoint(request: Request, survey_id: int) -> Response:
-    """Logistic regression of a randomized yes/no question on directly asked covariates,
-    by maximum likelihood from grouped counts (the model of R's ``rr::rrreg``)."""
+    """Logistic regression of a randomized yes/no question on directly asked covariates
+    (and at most one randomized yes/no covariate), by maximum likelihood from grouped
+    counts (the model of R's ``rr::rrreg``)."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     body = request.data
     if not isinstance(body, dict):

@@ -24,7 +24,13 @@ from estimator.compare import compare as compare_groups
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
 from estimator.estimates import MEAN_METHODS, NumberStats
-from estimator.regression import STD_ERROR_METHOD, design_matrix, fit
+from estimator.regression import (
+    INTERCEPT,
+    STD_ERROR_METHOD,
+    design_matrix,
+    fit,
+    fit_with_randomized_covariate,
+)
 from responses.counts import SurveyCounts, survey_counts
 from survey.codebook import question_columns
 from survey.models import Question, Survey
@@ -92,6 +98,35 @@ def _randomized(
             f"do not take it yet, so choose another {field}",
         )
     return question
+
+
+def _covariate(survey: Survey, outcome: Question, raw) -> Question:
+    """A model's covariate: a directly asked yes/no, choice or number question, or a
+    randomized yes/no question other than the outcome (its truth enters as a latent 0/1)."""
+    question = _question(survey, "covariates", raw)
+    if not question.design.randomized:
+        return _direct(survey, "covariates", raw, DIRECT_CATEGORICAL + (Question.Kind.NUMBER,))
+    if question.id == outcome.id:
+        raise AnalysisError("covariates", f"{named(question)} is the outcome itself")
+    if not has_line(question):
+        raise AnalysisError(
+            "covariates",
+            f"{named(question)} is a randomized {question.kind} question; a randomized "
+            "covariate must be a yes/no question whose report says yes with probability "
+            "c + t × the truth",
+        )
+    return question
+
+
+def has_line(question: Question) -> bool:
+    """A yes/no design whose report is "yes" with probability c + t·truth (numbers)."""
+    design = question.design
+    try:
+        return question.kind == Question.Kind.BINARY and all(
+            isinstance(v, float | int) and math.isfinite(v) for v in (design.t, design.c)
+        )
+    except (AttributeError, NotImplementedError):
+        return False
 
 
 def _direct(survey: Survey, field: str, raw, kinds: tuple[str, ...]) -> Question:
@@ -583,15 +618,23 @@ def regression(
     if not isinstance(covariates_raw, list) or not covariates_raw:
         raise AnalysisError(
             "covariates",
-            "covariates must be a list of one or more directly asked questions' ids (the "
-            "prevalence alone is on the estimates page)",
+            "covariates must be a list of one or more questions' ids: directly asked ones, "
+            "and at most one randomized yes/no question (the prevalence alone is on the "
+            "estimates page)",
         )
-    covariates = [
-        _direct(survey, "covariates", raw, DIRECT_CATEGORICAL + (Question.Kind.NUMBER,))
-        for raw in covariates_raw
-    ]
+    covariates = [_covariate(survey, outcome, raw) for raw in covariates_raw]
     if len({q.id for q in covariates}) < len(covariates):
         raise AnalysisError("covariates", "each covariate may be named only once")
+    randomized = [q for q in covariates if q.design.randomized]
+    if len(randomized) > 1:
+        raise AnalysisError(
+            "covariates",
+            "at most one covariate may be randomized: "
+            + " and ".join(named(q) for q in randomized)
+            + " both are",
+        )
+    direct = [q for q in covariates if not q.design.randomized]
+    covariates = direct + randomized  # the randomized one, whose truth is latent, last
     columns = {q.id: name for name, q in question_columns(survey)}
     counts = counts or survey_counts(survey)
     patterns: dict[tuple, list[int]] = {}
@@ -604,28 +647,31 @@ def regression(
         yes_n[1] += n
     if not patterns:
         raise AnalysisError("outcome", "no respondent has answered all of these questions yet")
-    _refuse_hidden_groups(survey, outcome, covariates, counts)
+    _refuse_hidden_groups(survey, outcome, direct, counts)
     keys = sorted(patterns)
     values = {}
     levels = {}
-    for position, question in enumerate(covariates):
+    for position, question in enumerate(direct):
         name = columns[question.id]
         column = [key[position] for key in keys]
         if question.kind == Question.Kind.CHOICE:
             levels[name] = list(question.options)
             column = [question.options[v] for v in column]
         values[name] = column
-    yes, n = [patterns[key][0] for key in keys], [patterns[key][1] for key in keys]
+    matrix = design_matrix(values, levels) if values else None
+    yes = [patterns[key][0] for key in keys]
+    n = [patterns[key][1] for key in keys]
+    if with_arms and randomized:
+        raise AnalysisError(
+            "covariates",
+            f"{named(outcome)} uses a design with arms: its model takes directly asked "
+            "covariates only, so leave out " + " and ".join(named(q) for q in randomized),
+        )
     honesty = None
     try:
         if with_arms:
             fitted = sld_regression(
-                outcome.design,
-                design_matrix(values, levels),
-                [key[-1] for key in keys],
-                yes,
-                n,
-                level=level,
+                outcome.design, matrix, [key[-1] for key in keys], yes, n, level=level
             )
             result = fitted.regression
             low, high = fitted.honesty_ci()
@@ -635,15 +681,23 @@ def regression(
                 "ci_low": low,
                 "ci_high": high,
             }
-        else:
-            result = fit(
-                design_matrix(values, levels),
-                yes=yes,
-                n=n,
+        elif randomized:
+            covariate = randomized[0]
+            result = fit_with_randomized_covariate(
+                matrix.rows if matrix else np.ones((len(keys), 1)),
+                [key[-1] for key in keys],
+                yes,
+                n,
                 t=outcome.design.t,
                 c=outcome.design.c,
+                covariate_t=covariate.design.t,
+                covariate_c=covariate.design.c,
+                covariate_name=columns[covariate.id],
+                names=matrix.names if matrix else (INTERCEPT,),
                 level=level,
             )
+        else:
+            result = fit(matrix, yes=yes, n=n, t=outcome.design.t, c=outcome.design.c, level=level)
     except ValueError as error:
         raise AnalysisError("covariates", str(error)) from None
     return ({"honesty": honesty} if honesty else {}) | {
@@ -651,7 +705,13 @@ def regression(
         "outcome": outcome.id,
         "outcome_column": columns[outcome.id],
         "covariates": [
-            {"question": q.id, "column": columns[q.id], "text": q.text, "kind": q.kind}
+            {
+                "question": q.id,
+                "column": columns[q.id],
+                "text": q.text,
+                "kind": q.kind,
+                "randomized": q.design.randomized,
+            }
             for q in covariates
         ],
         "t": result.t,

@@ -32,6 +32,7 @@ from analysis.grouped import (
     breakdown,
     compare,
     crosstab_of,
+    has_line,
     regression,
 )
 from analysis.results import parse_estimate_options, survey_results
@@ -264,15 +265,17 @@ def _table(result: dict) -> list[tuple[str, list[dict]]]:
 @login_required
 @require_GET
 def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
-    """Logistic regression of a randomized yes/no question on directly asked covariates,
-    its coefficients in a table and its odds ratios on a log axis."""
+    """Logistic regression of a randomized yes/no question on directly asked covariates
+    (and at most one other randomized yes/no question), its coefficients in a table and
+    its odds ratios on a log axis."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, _, errors = parse_estimate_options(request.GET)
     outcomes = _choices(survey, True, (Question.Kind.BINARY,), arms=True)
     covariates = _choices(survey, False, DIRECT_CATEGORICAL + (Question.Kind.NUMBER,))
     outcome = _picked(request, "outcome", outcomes)
+    latent = [q for q in outcomes if q != outcome and has_line(q)]
     wanted = set(request.GET.getlist("covariates"))
-    chosen = [q for q in covariates if str(q.id) in wanted] or covariates[:1]
+    chosen = [q for q in covariates + latent if str(q.id) in wanted] or covariates[:1]
     result, chart = None, ""
     if outcome and chosen:
         try:
@@ -297,6 +300,7 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
             "survey": survey,
             "outcomes": outcomes,
             "covariates": covariates,
+            "latent": latent,
             "outcome": outcome,
             "chosen": chosen,
             "result": result,

@@ -82,6 +82,15 @@ class GeneralizeForm(forms.Form):
     )
 
 
+class PracticesForm(forms.Form):
+    practices = forms.MultipleChoiceField(
+        choices=list(lessons.PRACTICES.items()),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="ONS practices applied",
+    )
+
+
 def _lesson(request: HttpRequest, lesson_id: int) -> Lesson:
     """The requester's own lesson; anyone else's is a 404."""
     return get_object_or_404(Lesson.objects.owned_by(request.user), pk=lesson_id)
@@ -145,7 +154,7 @@ def _shortcuts(lesson: Lesson) -> list[Shortcut]:
 def projector_live(request: HttpRequest, lesson_id: int) -> HttpResponse:
     """The projector's live fragment; 304 while the lesson and its answers are unchanged."""
     lesson = _lesson(request, lesson_id)
-    etag = _etag("lesson-projector", *lesson.activity())
+    etag = _etag("lesson-projector", *lesson.activity(), lessons.reports_in(lesson))
     if unchanged := _not_modified(request, etag):
         return unchanged
     context = _base_context(lesson) | {"part": _partial(lesson, "projector")}
@@ -180,6 +189,8 @@ def _remote_page(request: HttpRequest, lesson: Lesson, status: int = 200, **form
                     "suppress_below": lesson.suppress_below,
                 }
             ),
+            "practices_form": forms_.get("practices_form")
+            or PracticesForm(initial={"practices": lesson.practices}),
             "remote_url": remote_url,
             "remote_qr": mark_safe(
                 qr_svg(remote_url, title="QR code of this remote", scalable=True)
@@ -213,7 +224,7 @@ def remote_live(request: HttpRequest, token: str) -> HttpResponse:
     """The remote's live state (step, lock, reveal, answers, budget), polled like the
     projector so a second device or the students' answers show at once; 304 while unchanged."""
     lesson = _remote_lesson(token)
-    etag = _etag("lesson-remote", *lesson.activity())
+    etag = _etag("lesson-remote", *lesson.activity(), lessons.reports_in(lesson))
     if unchanged := _not_modified(request, etag):
         return unchanged
     context = _base_context(lesson) | _remote_live_context(lesson)
@@ -246,18 +257,33 @@ def _generalize(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
     return None
 
 
+def _practices(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
+    form = PracticesForm(request.POST)
+    if not form.is_valid():
+        return _remote_page(request, lesson, status=400, practices_form=form)
+    lesson.go(practices=form.cleaned_data["practices"])
+    return None
+
+
 def _pick(request: HttpRequest, lesson: Lesson) -> None:
     lessons.pick(lesson)
 
 
+# The lessons whose remote can stand in for phones: 20 noisy secrets, 5 holdout queries.
+SIMULATIONS = {
+    Lesson.Kind.LOCAL: lessons.simulate_phones,
+    Lesson.Kind.HOLDOUT: lessons.simulate_queries,
+}
+
+
 def _simulate_phones(request: HttpRequest, lesson: Lesson) -> HttpResponse | None:
-    if lesson.kind != Lesson.Kind.LOCAL:
+    if lesson.kind not in SIMULATIONS:
         return HttpResponse(
-            "Only the local vs central lesson simulates phones.",
+            "Only the local vs central and the reusable holdout lessons simulate phones.",
             status=400,
             content_type="text/plain",
         )
-    lessons.simulate_phones(lesson)
+    SIMULATIONS[lesson.kind](lesson)
     return None
 
 
@@ -275,6 +301,7 @@ ACTIONS = {
     "epsilon": _set_epsilon,
     "delta": _set_delta,
     "generalize": _generalize,
+    "practices": _practices,
     "pick": _pick,
     "simulate-phones": _simulate_phones,
 }
@@ -341,6 +368,12 @@ def _record(lesson: Lesson, choice: str) -> tuple[dict, str | None, int]:
     if lesson.kind == Lesson.Kind.GAUSSIAN:
         laplace_answer, gaussian_answer = lessons.ask_both(lesson)
         return {"my_laplace": laplace_answer, "my_gaussian": gaussian_answer}, None, 200
+    if lesson.kind == Lesson.Kind.HOLDOUT:
+        query = lessons.ask_holdout(lesson)
+        if query is None:
+            message = gettext("The analysis has asked all its questions of the holdout.")
+            return {}, message, 409
+        return {"my_holdout": query.value, "my_features": int(query.choice)}, None, 200
     if lesson.kind == Lesson.Kind.LOCAL:
         report = lessons.send_local(lesson)
         return {"my_secret": int(report.choice), "my_report": report.value}, None, 200

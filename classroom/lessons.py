@@ -14,6 +14,7 @@ from scipy.stats import norm
 
 from classroom.models import DEFAULT_VOTE_OPTIONS, Action, Lesson
 from estimator import lessons as maths
+from responses.counts import survey_counts
 
 # Charts are drawn in a 1000 × 300 viewBox with this margin.
 W, H, PAD = 1000, 300, 50
@@ -524,6 +525,231 @@ def gaussian(lesson: Lesson) -> dict:
     return context
 
 
+# 8. The reusable holdout
+
+HOLDOUT_QUERIES = 20
+SIMULATED_QUERIES = 5
+
+
+def holdout_run(lesson: Lesson) -> maths.HoldoutRun:
+    """The analysis this step shows: the holdout reused directly, then through Thresholdout."""
+    analysis = maths.holdout_analysis(lesson.seed, queries=HOLDOUT_QUERIES)
+    return analysis.thresholdout if lesson.step >= 1 else analysis.naive
+
+
+def ask_holdout(lesson: Lesson) -> Action | None:
+    """One more query of the class's adaptive analysis: a model with more features, its
+    accuracy as the holdout answers it. None once the analysis has asked everything."""
+    asked = lesson.current_actions().filter(kind=Action.Kind.QUERY).count()
+    if asked >= HOLDOUT_QUERIES:
+        return None
+    run = holdout_run(lesson)
+    return lesson.actions.create(
+        round=lesson.round,
+        step=lesson.step,
+        kind=Action.Kind.QUERY,
+        choice=str(run.sizes[asked]),
+        value=run.reported[asked],
+    )
+
+
+def simulate_queries(lesson: Lesson) -> None:
+    """The remote's shortcut: the analysis asks the holdout five more times."""
+    for _ in range(SIMULATED_QUERIES):
+        ask_holdout(lesson)
+
+
+def holdout(lesson: Lesson) -> dict:
+    analysis = maths.holdout_analysis(lesson.seed, queries=HOLDOUT_QUERIES)
+    run = holdout_run(lesson)
+    asked = min(lesson.current_actions().filter(kind=Action.Kind.QUERY).count(), HOLDOUT_QUERIES)
+    x = Axis(0, HOLDOUT_QUERIES, PAD + 20, W - 2 * PAD - 20)
+    y = y_axis(0.4, 0.7)
+    queries = range(1, asked + 1)
+
+    def line(values) -> str:
+        return " ".join(
+            f"{x(q)},{y(v)}" for q, v in zip(queries, values, strict=False) if v is not None
+        )
+
+    last = asked - 1
+    return {
+        "analysis": analysis,
+        "asked": asked,
+        "queries": HOLDOUT_QUERIES,
+        "line_reported": line(run.reported),
+        "line_fresh": line(run.fresh),
+        # Beside Thresholdout, what reusing the holdout directly had answered.
+        "line_naive": line(analysis.naive.reported) if lesson.step >= 1 else "",
+        "dots": [
+            {"x": x(q), "y": y(v)}
+            for q, v in zip(queries, run.reported, strict=False)
+            if v is not None
+        ],
+        "chance_y": y(0.5),
+        "x_ticks": [{"at": x(q), "label": str(q)} for q in (1, 5, 10, 15, 20)],
+        "y_ticks": [{"at": y(a), "label": f"{a:.0%}"} for a in (0.4, 0.5, 0.6, 0.7)],
+        "last": {
+            "size": run.sizes[last],
+            "reported": run.reported[last],
+            "fresh": run.fresh[last],
+            "training": run.training[last],
+        }
+        if asked
+        else None,
+        "over_threshold": run.over_threshold,
+        "choices": [],
+    }
+
+
+# 9. Statistical disclosure control
+
+DISCLOSURE_WORDS = (gettext_noop("Identity"), gettext_noop("Attribute"), gettext_noop("Membership"))
+# The ONS practices, by the name the remote's form posts, as the phones vote for them.
+PRACTICES = {
+    "round": gettext_noop("Round to base 5"),
+    "collapse": gettext_noop("Collapse age bands"),
+    "suppress": gettext_noop("Suppress small counts"),
+}
+KNOWN_RATINGS = ("1", "2", "3", "4", "5", "6")
+
+
+def disclosure(lesson: Lesson) -> dict:
+    if lesson.step == 2:
+        context = sparse_linkage(lesson)
+    else:
+        applied = set(lesson.practices) if lesson.step == 1 else set()
+        context = disclosure_table(lesson.seed, applied)
+        context["choices"] = list(DISCLOSURE_WORDS if lesson.step == 0 else PRACTICES.values())
+    tally = guesses(lesson, context["choices"])
+    return context | {"guesses": tally, "n_answers": sum(g["n"] for g in tally)}
+
+
+def disclosure_table(seed: int, applied: set[str]) -> dict:
+    """The clinic's table as a grid of areas by age bands, each cell marked with the
+    disclosures it still allows under the practices applied."""
+    rows = maths.publish(
+        maths.clinic_table(seed),
+        rounded="round" in applied,
+        collapsed="collapse" in applied,
+        suppressed="suppress" in applied,
+    )
+    found = maths.disclosures(rows)
+    by_label = {row.label: row for row in rows}
+    bands = list(dict.fromkeys(row.label.split(" ", 1)[1] for row in rows))
+    grid = [
+        {
+            "area": area,
+            "cells": [
+                {
+                    "row": by_label[f"{area} {band}"],
+                    "marks": [k for k in maths.DISCLOSURES if f"{area} {band}" in found[k]],
+                }
+                for band in bands
+            ],
+        }
+        for area in maths.AREAS
+    ]
+    return {
+        "bands": bands,
+        "grid": grid,
+        "found": found,
+        "applied": [
+            {"name": n, "label": label, "on": n in applied} for n, label in PRACTICES.items()
+        ],
+        "safe": not any(found.values()),
+    }
+
+
+def sparse_linkage(lesson: Lesson) -> dict:
+    data = maths.ratings(lesson.seed)
+    counts = data.candidates_by_known(len(KNOWN_RATINGS))
+    known = data.known(len(KNOWN_RATINGS))
+    users = len(data.by_user)
+    singled = next((k for k, c in enumerate(counts, start=1) if c == 1), None)
+    return {
+        "users": users,
+        "films": 300,
+        "known": [{"film": f + 1, "stars": s} for f, s in known.items()],
+        "bars": [
+            {
+                "k": k,
+                "n": c,
+                # A log scale: 1 record is a sliver, all of them the full bar.
+                "width": round(100 * math.log(c + 1) / math.log(users + 1), 1),
+            }
+            for k, c in enumerate(counts, start=1)
+        ],
+        "singled": singled,
+        "rated": len(data.by_user[data.target]),
+        "choices": list(KNOWN_RATINGS),
+    }
+
+
+# 10. Attack your own class
+
+ATTACK_WORDS = (gettext_noop("Everything"), gettext_noop("A little"), gettext_noop("Nothing"))
+ASKS = 20
+
+
+def reports_in(lesson: Lesson) -> tuple:
+    """What the projector and remote also follow in an attack lesson: the class's
+    reports to its question (they arrive through the respondent page, not as actions)."""
+    if lesson.survey_id is None:
+        return ()
+    tallies = survey_counts(lesson.survey).tallies
+    return tuple(sorted((qid, sorted(t.counts.items())) for qid, t in tallies.items()))
+
+
+def attack(lesson: Lesson) -> dict:
+    """The class's own randomized reports, attacked: two counts that differ by one student
+    give that student's report (never the answer), and asking again gives the memoized
+    report again."""
+    if lesson.survey is None:  # its question was deleted with the instructor's surveys
+        lesson.save(update_fields=["survey"])
+    question = lesson.survey.questions.get()
+    design = question.design
+    p1, p0 = design.p_yes_given_1, design.p_yes_given_0
+    counts = survey_counts(lesson.survey).tally(question.id).counts
+    yes, n = counts.get(1, 0), sum(counts.values())
+    context = {
+        "question": question,
+        "answer_url": lesson.survey.get_absolute_url(),
+        "n_reports": n,
+        "yes": yes,
+        "epsilon": design.epsilon,
+        "odds": math.exp(design.epsilon),
+        "p1": p1,
+        "p0": p0,
+        "choices": list(ATTACK_WORDS) if lesson.step == 1 else [],
+    }
+    if lesson.step == 1 and n:
+        # The student the attacker leaves out, drawn privately so the class cannot tell.
+        report = int(private_rng(lesson, "attack", n).integers(n) < yes)
+        context |= {
+            "without": yes - report,
+            "report": report,
+            "belief": maths.report_posterior(report, 1 - report, p1, p0),
+        }
+    if lesson.step == 2:
+        memo, fresh = maths.averaging_attack(lesson.seed, p1, p0, asks=ASKS)
+        x = Axis(1, ASKS, PAD + 20, W - 2 * PAD - 20)
+        y = y_axis(0, 1)
+        asks = range(1, ASKS + 1)
+        context |= {
+            "line_memo": points(asks, memo, x, y),
+            "line_fresh": points(asks, fresh, x, y),
+            "memo_belief": memo[0],
+            "fresh_belief": fresh[-1],
+            "x_ticks": [{"at": x(k), "label": str(k)} for k in (1, 5, 10, 15, 20)],
+            "y_ticks": [{"at": y(v), "label": f"{v:.0%}"} for v in (0, 0.5, 1)],
+        }
+    if context["choices"]:
+        tally = guesses(lesson, context["choices"])
+        context |= {"guesses": tally, "n_answers": sum(g["n"] for g in tally)}
+    return context
+
+
 CONTEXTS = {
     Lesson.Kind.DIFFERENCING: differencing,
     Lesson.Kind.LAPLACE: laplace,
@@ -531,6 +757,9 @@ CONTEXTS = {
     Lesson.Kind.EXPONENTIAL: exponential,
     Lesson.Kind.LOCAL: local_central,
     Lesson.Kind.GAUSSIAN: gaussian,
+    Lesson.Kind.HOLDOUT: holdout,
+    Lesson.Kind.DISCLOSURE: disclosure,
+    Lesson.Kind.ATTACK: attack,
 }
 
 

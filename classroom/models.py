@@ -18,6 +18,7 @@ from survey.models import Question, Survey, new_join_code
 
 EPSILON_CHOICES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 DELTA_CHOICES = (0.1, 0.01, 1e-3, 1e-5, 1e-7, 1e-10)
+DEFAULT_QUESTION = "Have you ever cheated on an exam?"
 DEFAULT_VOTE_OPTIONS = [
     gettext_noop("Cryptography"),
     gettext_noop("Fairness in ML"),
@@ -80,6 +81,9 @@ class Lesson(models.Model):
         EXPONENTIAL = "exponential", gettext_lazy("The exponential mechanism")
         LOCAL = "local", gettext_lazy("Local vs central noise")
         GAUSSIAN = "gaussian", gettext_lazy("(ε, δ) and the Gaussian mechanism")
+        HOLDOUT = "holdout", gettext_lazy("The reusable holdout")
+        DISCLOSURE = "disclosure", gettext_lazy("Statistical disclosure control")
+        ATTACK = "attack", gettext_lazy("Attack your own class")
 
     # The steps the instructor walks through, per activity (the projector's headline; the
     # students' phones show it in their language).
@@ -107,7 +111,23 @@ class Lesson(models.Model):
             gettext_lazy("Laplace beside Gaussian"),
             gettext_lazy("What δ permits"),
         ],
+        Kind.HOLDOUT: [
+            gettext_lazy("Reuse the holdout"),
+            gettext_lazy("Reuse it through Thresholdout"),
+        ],
+        Kind.DISCLOSURE: [
+            gettext_lazy("Three kinds of disclosure"),
+            gettext_lazy("Round, collapse, suppress"),
+            gettext_lazy("A sparse-data linkage"),
+        ],
+        Kind.ATTACK: [
+            gettext_lazy("Answer with coins"),
+            gettext_lazy("A differencing attack"),
+            gettext_lazy("Averaging repeated answers"),
+        ],
     }
+    # The lessons without an ε to show or set (k-anonymity; Thresholdout's noise is fixed).
+    WITHOUT_EPSILON = (Kind.LINKAGE, Kind.HOLDOUT, Kind.DISCLOSURE, Kind.ATTACK)
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -125,6 +145,14 @@ class Lesson(models.Model):
     year_width = models.PositiveSmallIntegerField(default=1)
     keep_sex = models.BooleanField(default=True)
     suppress_below = models.PositiveSmallIntegerField(default=1)
+    # Statistical disclosure control: the ONS practices applied so far (round, collapse,
+    # suppress).
+    practices = models.JSONField(default=list, blank=True)
+    # Attack your own class: the yes/no question the phones answer with coins (through
+    # the classroom's own respondent page, so the server only ever gets reports).
+    survey = models.OneToOneField(
+        Survey, null=True, blank=True, on_delete=models.SET_NULL, related_name="lesson"
+    )
     options = models.JSONField(default=list, blank=True)
     last_pick = models.CharField(max_length=100, blank=True)
     join_code = models.CharField(max_length=6, unique=True, default=new_lesson_join_code)
@@ -140,6 +168,14 @@ class Lesson(models.Model):
     def __str__(self) -> str:
         return f"{self.get_kind_display()} ({self.join_code})"
 
+    def save(self, *args, **kwargs) -> None:
+        """An attack lesson brings its own classroom question, asked with coins."""
+        if self.kind == self.Kind.ATTACK and self.survey_id is None:
+            self.survey = new_classroom_survey(self.owner, DEFAULT_QUESTION)
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = [*kwargs["update_fields"], "survey"]
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self) -> str:
         return reverse("classroom:lesson_student", args=[self.slug])
 
@@ -154,9 +190,14 @@ class Lesson(models.Model):
     @property
     def uses_epsilon(self) -> bool:
         """Whether this step adds noise: exact counts and k-anonymity have no ε to show."""
-        if self.kind == self.Kind.LINKAGE:
+        if not self.tunes_epsilon:
             return False
         return not (self.kind == self.Kind.DIFFERENCING and self.step == 0)
+
+    @property
+    def tunes_epsilon(self) -> bool:
+        """Whether the remote offers an ε slider for this lesson."""
+        return self.kind not in self.WITHOUT_EPSILON
 
     @property
     def accepting(self) -> bool:
@@ -174,6 +215,7 @@ class Lesson(models.Model):
             self.delta,
             self.seed,
             self.generalization,
+            tuple(self.practices),
             tuple(self.options),
             self.last_pick,
             # The Laplace lesson's phones show the class budget.
@@ -208,6 +250,9 @@ class Lesson(models.Model):
         for name, value in fields.items():
             setattr(self, name, value)
         self.save(update_fields=list(fields))
+        if self.survey_id and "is_locked" in fields:
+            # The phones answering the lesson's question follow its lock.
+            self.survey.lock(self.is_locked)
 
     def move(self, delta: int) -> None:
         """Next or previous step: answering reopens, the new step's results start hidden."""
@@ -217,6 +262,8 @@ class Lesson(models.Model):
     def new_round(self) -> None:
         """Start over: a fresh set of answers (the old ones stay with their round)."""
         self.go(round=self.round + 1, step=0, revealed=False, is_locked=False, last_pick="")
+        if self.survey:
+            self.survey.new_round()
 
 
 class Action(models.Model):
@@ -263,6 +310,31 @@ def classroom_design(kind: str, options: list[str], bounds: tuple[int, int] | No
         params |= {"lower": bounds[0], "upper": bounds[1]}
     make_design(kind, name, params, k=len(options) if kind == Question.Kind.CHOICE else None)
     return name, params
+
+
+def new_classroom_survey(
+    owner,
+    text: str,
+    kind: str = Question.Kind.BINARY,
+    options: list[str] | None = None,
+    bounds: tuple[int, int] | None = None,
+) -> Survey:
+    """A one-question classroom survey, open, with the classroom's design for its kind
+    (validated by the design registry)."""
+    options = list(options or []) if kind == Question.Kind.CHOICE else []
+    design_name, design_params = classroom_design(kind, options, bounds)
+    with transaction.atomic():
+        survey = Survey.objects.create(
+            owner=owner, title=text, mode=Survey.Mode.CLASSROOM, status=Survey.Status.OPEN
+        )
+        survey.questions.create(
+            text=text,
+            kind=kind,
+            options=options,
+            design_name=design_name,
+            design_params=design_params,
+        )
+    return survey
 
 
 class SessionQuerySet(models.QuerySet):
@@ -316,22 +388,8 @@ class Session(models.Model):
         bounds: tuple[int, int] | None = None,
     ) -> Survey:
         """Append a one-question classroom survey (validated by the design registry)."""
-        options = list(options or []) if kind == Question.Kind.CHOICE else []
-        design_name, design_params = classroom_design(kind, options, bounds)
         with transaction.atomic():
-            survey = Survey.objects.create(
-                owner=self.owner,
-                title=text,
-                mode=Survey.Mode.CLASSROOM,
-                status=Survey.Status.OPEN,
-            )
-            survey.questions.create(
-                text=text,
-                kind=kind,
-                options=options,
-                design_name=design_name,
-                design_params=design_params,
-            )
+            survey = new_classroom_survey(self.owner, text, kind, options, bounds)
             SessionStep.objects.create(session=self, survey=survey, position=self.steps.count())
         return survey
 

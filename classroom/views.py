@@ -34,7 +34,7 @@ from classroom.live import (
     simulate_choice,
     simulate_number,
 )
-from classroom.models import Lesson, Session, SimulatedRate
+from classroom.models import DEFAULT_QUESTION, Lesson, Session, SimulatedRate
 from estimator.intervals import DEFAULT_LEVEL, DEFAULT_METHOD
 from estimator.randomized_response import (
     BinaryDesign,
@@ -50,7 +50,6 @@ from survey.models import JOIN_CODE_ALPHABET, JOIN_CODE_LENGTH, Question, Role, 
 from survey.qr import qr_svg
 from survey.views import CLASSIC_NUMBERS
 
-DEFAULT_QUESTION = "Have you ever cheated on an exam?"
 # A session's default sequence: a yes/no, a multiple-choice and a number question.
 DEFAULT_SESSION = [
     {"text": DEFAULT_QUESTION, "kind": Question.Kind.BINARY},
@@ -430,7 +429,9 @@ def index(request: HttpRequest) -> HttpResponse:
 def _classroom_page(request: HttpRequest, form: DemoForm) -> HttpResponse:
     user = request.user
     sessions = Session.objects.owned_by(user).prefetch_related("steps__survey")
-    lone = Survey.objects.filter(owner=user, mode=Survey.Mode.CLASSROOM, session_step=None)
+    lone = Survey.objects.filter(
+        owner=user, mode=Survey.Mode.CLASSROOM, session_step=None, lesson=None
+    )
     lessons = list(Lesson.objects.owned_by(user))
     for lesson in lessons:
         lesson.remote_url = request.build_absolute_uri(
@@ -638,10 +639,16 @@ def student_status(request: HttpRequest, slug: str) -> HttpResponse:
     phone gets the same fragment, rendered at most once per few seconds while answers
     arrive, and at once when the instructor reveals, locks or starts a round."""
     classrooms = Survey.objects.filter(mode=Survey.Mode.CLASSROOM)
-    survey = get_object_or_404(classrooms.select_related("session_step__session"), slug=slug)
+    related = classrooms.select_related("session_step__session", "lesson")
+    survey = get_object_or_404(related, slug=slug)
     session = Session.of(survey)
-    # A phone on a session's question moves to whichever question is current.
+    # A phone on a session's question moves to whichever question is current; one on an
+    # attack lesson's question goes back to the lesson when it moves on to the attack
+    # (in the last step a phone opens the question again to see its memoized report).
     current = session.current.get_absolute_url() if session else ""
+    lesson = getattr(survey, "lesson", None)
+    if lesson and lesson.step == 1:
+        current = lesson.get_absolute_url()
     language = languages.from_request(request)
     key = "classroom:status:" + _etag(*_state(survey), survey.results_revealed, current, language)
     cached = cache.get(key)

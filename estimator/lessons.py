@@ -1,6 +1,7 @@
 """The maths behind the classroom lessons: differencing attacks, the Laplace mechanism and
 its budget, k-anonymity and linkage, the exponential mechanism, local against central
-noise, (ε, δ) and the Gaussian mechanism.
+noise, (ε, δ) and the Gaussian mechanism, the reusable holdout, statistical disclosure
+control.
 
 Pure numpy/scipy (no Django): the classroom pages only display what these functions
 return. Every table is synthetic and generated from a seed that the projector shows, so
@@ -21,6 +22,20 @@ References
    "What can we learn privately?", SIAM J. Comput. 40 (2011).
 .. [5] B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential
    privacy: analytical calibration and optimal denoising", ICML 2018.
+.. [6] C. Dwork, V. Feldman, M. Hardt, T. Pitassi, O. Reingold and A. Roth, "The
+   reusable holdout: preserving validity in adaptive data analysis", Science 349 (2015):
+   Thresholdout (threshold T = 0.04, noise σ = 0.01) and the experiment with features
+   that are pure noise.
+.. [7] Office for National Statistics, "Statistical disclosure control" (identity,
+   attribute and membership disclosure; rounding to base 5, collapsing categories,
+   suppressing small cells), and A. Hundepool et al., "Statistical Disclosure Control",
+   Wiley, 2012.
+.. [8] A. Narayanan and V. Shmatikov, "Robust de-anonymization of large sparse datasets",
+   IEEE S&P 2008 (the Netflix Prize data: a few approximately known ratings single out
+   a record).
+.. [9] Ú. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response", CCS 2014 (the permanent, memoized randomized
+   response that defeats averaging).
 """
 
 from __future__ import annotations
@@ -29,6 +44,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import brentq
@@ -552,3 +568,393 @@ def exposed(n: int, delta: float) -> float:
     """Expected people published in full by the (0, δ)-DP mechanism "release each row with
     probability δ": n·δ. Hence δ must be far below 1/n."""
     return _check_n(n) * _check_delta(delta)
+
+
+# The reusable holdout
+
+
+class Thresholdout:
+    """Answers queries about a holdout set so that an adaptive analyst cannot overfit it
+    [6]_: while a query's value on the training set agrees with the holdout (within a
+    noisy threshold T̂), the training value is returned; otherwise the holdout value
+    plus Lap(σ), and each such answer spends one unit of the budget. None is the
+    paper's ⊥ (the budget is spent).
+
+    >>> holdout = Thresholdout(np.random.default_rng(0))
+    >>> holdout.answer(0.80, 0.81)
+    0.8
+    """
+
+    def __init__(
+        self,
+        rng: np.random.Generator,
+        threshold: float = 0.04,
+        sigma: float = 0.01,
+        budget: int = 1000,
+    ):
+        if not (threshold > 0 and sigma > 0 and budget >= 1):
+            raise ValueError("the threshold, the noise σ and the budget must be positive")
+        self.rng, self.threshold, self.sigma, self.budget = rng, threshold, sigma, budget
+        self.spent = 0
+        self._noisy_threshold = threshold + rng.laplace(0.0, 2 * sigma)
+
+    def answer(self, training: float, holdout: float) -> float | None:
+        if self.spent >= self.budget:
+            return None
+        if abs(holdout - training) > self._noisy_threshold + self.rng.laplace(0, 4 * self.sigma):
+            self.spent += 1
+            self._noisy_threshold = self.threshold + self.rng.laplace(0.0, 2 * self.sigma)
+            return float(holdout + self.rng.laplace(0.0, self.sigma))
+        return float(training)
+
+
+@dataclass(frozen=True)
+class HoldoutRun:
+    """One adaptive analysis: per query, the features kept, the model's accuracy on the
+    training set, what the holdout answered (None: ⊥) and its accuracy on fresh data."""
+
+    sizes: tuple[int, ...]
+    training: tuple[float, ...]
+    reported: tuple[float | None, ...]
+    fresh: tuple[float, ...]
+    over_threshold: int
+
+
+@dataclass(frozen=True)
+class HoldoutAnalysis:
+    """The same analysis with the holdout reused directly and through Thresholdout."""
+
+    naive: HoldoutRun
+    thresholdout: HoldoutRun
+    n: int
+    d: int
+    threshold: float
+    sigma: float
+
+
+def _accuracy(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float:
+    """Accuracy of the linear classifier sign(x · weights) (ties count as wrong)."""
+    return float(np.mean(np.sign(x @ weights) == y))
+
+
+@lru_cache(maxsize=8)
+def holdout_analysis(
+    seed: int,
+    n: int = 2500,
+    d: int = 2000,
+    queries: int = 20,
+    batch: int = 5,
+    threshold: float = 0.04,
+    sigma: float = 0.01,
+) -> HoldoutAnalysis:
+    """The paper's experiment [6]_ on n training, n holdout and n fresh rows of d features
+    that are pure noise (independent of the ±1 label). The analyst keeps the features
+    whose correlation with the label is at least 1/√n with the same sign on the training
+    set and on the holdout, ranks them by their training correlation, and at query q
+    asks the holdout for the accuracy of sign(Σ ± x_i) over the top q·batch of them.
+    Reused directly, the holdout's accuracy climbs although every model is at chance on
+    fresh data; through Thresholdout (every holdout correlation and accuracy asked
+    through it) it stays near the fresh accuracy. Cached: the seed decides everything.
+    """
+    if not (n >= 10 and d >= 1 and queries >= 1 and batch >= 1):
+        raise ValueError("n must be at least 10; d, queries and batch at least 1")
+    rng = np.random.default_rng(seed)
+    labels = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=(3, n))
+    train = rng.standard_normal((n, d), dtype=np.float32)
+    hold = rng.standard_normal((n, d), dtype=np.float32)
+    corr_train, corr_hold = train.T @ labels[0] / n, hold.T @ labels[1] / n
+    cutoff = 1 / math.sqrt(n)
+    runs = []
+    for guarded in (False, True):
+        mechanism = Thresholdout(np.random.default_rng([seed, 1]), threshold, sigma)
+        seen = corr_hold
+        if guarded:
+            # A correlation query x·y is a mean of values of spread 1; mapped to (1 + x·y)/2
+            # it becomes a query of spread ½, the scale Thresholdout's T is set for.
+            answers = [
+                mechanism.answer((1 + float(t)) / 2, (1 + float(h)) / 2)
+                for t, h in zip(corr_train, corr_hold, strict=True)
+            ]
+            seen = np.array([0.0 if a is None else 2 * a - 1 for a in answers])
+        keep = (
+            (np.abs(corr_train) >= cutoff)
+            & (np.abs(seen) >= cutoff)
+            & (np.sign(corr_train) == np.sign(seen))
+        )
+        ranked = np.flatnonzero(keep)
+        ranked = ranked[np.argsort(-np.abs(corr_train[ranked]), kind="stable")]
+        chosen = ranked[: queries * batch]
+        # Fresh data only for the features a model uses: one column per feature and seed.
+        fresh = (
+            np.stack(
+                [np.random.default_rng([seed, 2, int(j)]).standard_normal(n) for j in chosen],
+                axis=1,
+            )
+            if len(chosen)
+            else np.zeros((n, 0))
+        )
+        rows: dict[str, list] = {"sizes": [], "training": [], "reported": [], "fresh": []}
+        for q in range(1, queries + 1):
+            size = min(q * batch, len(chosen))
+            weights = np.sign(corr_train[chosen[:size]])
+            on_train = _accuracy(train[:, chosen[:size]], labels[0], weights)
+            on_hold = _accuracy(hold[:, chosen[:size]], labels[1], weights)
+            rows["sizes"].append(size)
+            rows["training"].append(on_train)
+            rows["reported"].append(mechanism.answer(on_train, on_hold) if guarded else on_hold)
+            rows["fresh"].append(_accuracy(fresh[:, :size], labels[2], weights))
+        runs.append(
+            HoldoutRun(
+                **{k: tuple(v) for k, v in rows.items()},
+                over_threshold=mechanism.spent if guarded else 0,
+            )
+        )
+    return HoldoutAnalysis(runs[0], runs[1], n, d, threshold, sigma)
+
+
+# Statistical disclosure control
+
+AREAS = ("North", "East", "South", "West")
+AGE_BANDS = ("16–24", "25–34", "35–49", "50–64", "65+")
+# Collapsing categories: the five age bands become two.
+COLLAPSED_BANDS = {"16–24": "16–49", "25–34": "16–49", "35–49": "16–49"}
+SMALL_CELL = 5  # counts below 5 (zeros included) are suppressed
+ROUNDING_BASE = 5
+
+
+@dataclass(frozen=True)
+class Group:
+    """One row of a clinic's table: the people of an area and age band in the public
+    census (``population``), and the clinic's patients among them who tested positive
+    and negative."""
+
+    area: str
+    band: str
+    population: int
+    positive: int
+    negative: int
+
+    @property
+    def patients(self) -> int:
+        return self.positive + self.negative
+
+
+def _discloses(groups: Sequence[Group]) -> dict[str, list[str]]:
+    """The disclosures of an exact table (to choose a seed's table that shows all three)."""
+    return disclosures(publish(groups))
+
+
+def clinic_table(seed: int) -> tuple[Group, ...]:
+    """A synthetic sexual-health clinic's patients by area and age band, beside the
+    census population of each group: small enough to have small cells. Draws whose
+    exact table would not show identity, attribute and membership disclosure are
+    skipped, reproducibly."""
+    rng = np.random.default_rng(seed)
+    while True:
+        groups = []
+        for area in AREAS:
+            for band in AGE_BANDS:
+                population = int(rng.integers(2, 40))
+                patients = int(rng.binomial(population, rng.uniform(0.05, 0.5)))
+                positive = int(rng.binomial(patients, 0.3))
+                groups.append(Group(area, band, population, positive, patients - positive))
+        found = _discloses(groups)
+        if all(found[kind] for kind in DISCLOSURES):
+            return tuple(groups)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A published count and what it tells: the true value lies in [low, high]."""
+
+    shown: str
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    label: str
+    population: int
+    positive: Cell
+    negative: Cell
+    total: Cell
+
+
+DISCLOSURES = ("identity", "attribute", "membership")
+
+
+def _cell(value: int, rounded: bool, suppressed: bool) -> Cell:
+    if suppressed and value < SMALL_CELL:
+        return Cell("c", 0, SMALL_CELL - 1)
+    if rounded:
+        shown = ROUNDING_BASE * round(value / ROUNDING_BASE)
+        half = ROUNDING_BASE // 2
+        return Cell(str(shown), max(shown - half, 0), shown + half)
+    return Cell(str(value), value, value)
+
+
+def _tighten(row: PublishedRow) -> PublishedRow:
+    """What the row's own sum gives away: positive + negative = total narrows each
+    (the differencing attack: a suppressed cell beside an exact total and an exact
+    neighbour is recovered exactly)."""
+    p, n, t = row.positive, row.negative, row.total
+    for _ in range(2):
+        p = replace(p, low=max(p.low, t.low - n.high), high=min(p.high, t.high - n.low))
+        n = replace(n, low=max(n.low, t.low - p.high), high=min(n.high, t.high - p.low))
+        t = replace(t, low=max(t.low, p.low + n.low), high=min(t.high, p.high + n.high))
+    return replace(row, positive=p, negative=n, total=t)
+
+
+def publish(
+    groups: Sequence[Group],
+    rounded: bool = False,
+    collapsed: bool = False,
+    suppressed: bool = False,
+) -> list[PublishedRow]:
+    """The clinic's table as released under the ONS practices [7]_: age bands collapsed
+    (five into two), every count rounded to base 5, counts below 3 suppressed ("c").
+    Each cell says what a reader can still infer (an interval, after the row's sum)."""
+    merged: dict[tuple[str, str], list[int]] = {}
+    for g in groups:
+        band = COLLAPSED_BANDS.get(g.band, "50+") if collapsed else g.band
+        counts = merged.setdefault((g.area, band), [0, 0, 0])
+        counts[0] += g.population
+        counts[1] += g.positive
+        counts[2] += g.negative
+    rows = []
+    for (area, band), (population, positive, negative) in merged.items():
+        row = PublishedRow(
+            f"{area} {band}",
+            population,
+            _cell(positive, rounded, suppressed),
+            _cell(negative, rounded, suppressed),
+            _cell(positive + negative, rounded, suppressed),
+        )
+        rows.append(_tighten(row))
+    return rows
+
+
+def disclosures(rows: Sequence[PublishedRow]) -> dict[str, list[str]]:
+    """The groups a reader can still be sure about [7]_:
+
+    * identity: a count certainly 1 or 2 — those few patients are singled out by area
+      and age, and so is their result;
+    * attribute: every patient of the group certainly tested positive — anyone known to
+      be a patient there has the result, though no one is singled out;
+    * membership: the group certainly has as many patients as people — anyone living
+      there with that age was at the clinic.
+    """
+    found: dict[str, list[str]] = {kind: [] for kind in DISCLOSURES}
+    for row in rows:
+        if any(c.low >= 1 and c.high <= 2 for c in (row.positive, row.negative)):
+            found["identity"].append(row.label)
+        if row.negative.high == 0 and row.total.low >= 1:
+            found["attribute"].append(row.label)
+        if row.total.low >= row.population:
+            found["membership"].append(row.label)
+    return found
+
+
+# A sparse-data linkage in the manner of the Netflix study
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """Film ratings (1–5 stars) of ``users`` subscribers, sparse (each rated a few of
+    ``films`` films, popular ones more often), and the target whose record is sought."""
+
+    by_user: tuple[dict[int, int], ...]
+    target: int
+
+    def matching(self, known: dict[int, int], tolerance: int = 1) -> list[int]:
+        """The records that fit everything the attacker approximately knows: a rating of
+        each known film within ±``tolerance`` stars."""
+        return [
+            user
+            for user, rated in enumerate(self.by_user)
+            if all(f in rated and abs(rated[f] - s) <= tolerance for f, s in known.items())
+        ]
+
+    def known(self, k: int) -> dict[int, int]:
+        """The first k of the target's ratings the attacker learned (from public
+        reviews), each off by up to one star — the seed decides which and how."""
+        rated = self.by_user[self.target]
+        rng = np.random.default_rng([self.target, len(self.by_user)])
+        order = rng.permutation(sorted(rated))[:k]
+        noise = rng.integers(-1, 2, size=len(order))
+        return {
+            int(f): int(min(max(rated[int(f)] + d, 1), 5))
+            for f, d in zip(order, noise, strict=True)
+        }
+
+    def candidates_by_known(self, most: int = 6) -> list[int]:
+        """How many records fit after 1, 2, … ``most`` approximately known ratings."""
+        return [len(self.matching(self.known(k))) for k in range(1, most + 1)]
+
+
+def ratings(seed: int, users: int = 500, films: int = 300, per_user: int = 20) -> Ratings:
+    """A synthetic sparse ratings table: each user rates about ``per_user`` films drawn
+    with Zipf-like popularity, stars around the film's own mean."""
+    if not (users >= 2 and films >= per_user >= 2):
+        raise ValueError("need at least 2 users and per_user between 2 and films")
+    rng = np.random.default_rng(seed)
+    popularity = 1 / np.arange(1, films + 1) ** 0.8
+    popularity /= popularity.sum()
+    means = rng.uniform(2, 4.5, films)
+    by_user = []
+    for _ in range(users):
+        count = int(rng.integers(per_user // 2, per_user * 3 // 2 + 1))
+        seen = rng.choice(films, size=count, replace=False, p=popularity)
+        stars = np.clip(np.rint(means[seen] + rng.normal(0, 1, count)), 1, 5)
+        by_user.append({int(f): int(s) for f, s in zip(seen, stars, strict=True)})
+    return Ratings(tuple(by_user), int(rng.integers(users)))
+
+
+# Attack your own class: differencing and averaging against randomized response
+
+
+def report_posterior(
+    yes: int, no: int, p_yes_if_yes: float, p_yes_if_no: float, prior: float = 0.5
+) -> float:
+    """The attacker's belief that someone's true answer is yes after seeing ``yes`` and
+    ``no`` independent randomized reports of theirs: the odds move by the likelihood
+    ratio p₁/p₀ per "yes" and (1 − p₁)/(1 − p₀) per "no". With one report the move is at
+    most e^ε — the ε of the design.
+
+    >>> round(report_posterior(1, 0, 0.75, 0.25), 3)
+    0.75
+    """
+    if not (0 < p_yes_if_no < 1 and 0 < p_yes_if_yes < 1 and 0 < prior < 1):
+        raise ValueError("the report probabilities and the prior must be between 0 and 1")
+    if yes < 0 or no < 0:
+        raise ValueError("report counts cannot be negative")
+    log_odds = (
+        math.log(prior / (1 - prior))
+        + yes * math.log(p_yes_if_yes / p_yes_if_no)
+        + no * math.log((1 - p_yes_if_yes) / (1 - p_yes_if_no))
+    )
+    return 1 / (1 + math.exp(-log_odds))
+
+
+def averaging_attack(
+    seed: int, p_yes_if_yes: float, p_yes_if_no: float, asks: int = 20, truth: int = 1
+) -> tuple[list[float], list[float]]:
+    """The attacker asks the same person ``asks`` times and updates on every answer.
+    With the device's memo every ask returns the one report already sent, which is no
+    new evidence (the belief stays where the first report put it); with fresh coins each
+    time, the reports pile up and the belief converges on the truth [9]_.
+    Returns (memoized, fresh) beliefs after 1 … asks asks."""
+    if asks < 1:
+        raise ValueError("asks must be at least 1")
+    rng = np.random.default_rng(seed)
+    p = p_yes_if_yes if truth else p_yes_if_no
+    fresh = (rng.random(asks) < p).astype(int)
+    first = int(fresh[0])
+    memo = [report_posterior(first, 1 - first, p_yes_if_yes, p_yes_if_no)] * asks
+    yes = np.cumsum(fresh)
+    believed = [
+        report_posterior(int(y), k + 1 - int(y), p_yes_if_yes, p_yes_if_no)
+        for k, y in enumerate(yes)
+    ]
+    return memo, believed

@@ -86,3 +86,12 @@ def used_invites(survey: Survey) -> int:
     """How many of the survey's invites are used, sealed or this hour."""
     sealed = Invite.objects.filter(survey=survey, used=True).count()
     return sealed + sum(u.objects.filter(survey=survey).count() for u in INVITE_USES)
+
+
+def unused_invites(survey: Survey):
+    """The survey's invites neither marked used by a seal nor used in this hour."""
+    pending = [u.objects.filter(survey=survey).values("token_hash") for u in INVITE_USES]
+    unused = Invite.objects.filter(survey=survey, used=False)
+    for hashes in pending:
+        unused = unused.exclude(token_hash__in=hashes)
+    return unused

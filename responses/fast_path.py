@@ -18,7 +18,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from responses.batch import Reports, pattern_key
 from responses.models import Receipt, hour_tables, parity, receipt_of, tables_of_parity
 from responses.pg_prepared import PreparedStatement
-from responses.write import hold_arrivals, quota_sql, receipt_stored
+from responses.write import quota_sql, receipt_stored
 from survey.models import Question, Survey, current_hour
 
 # The surveys the fast path may store into: what Survey.is_accepting says, no invite
@@ -66,40 +66,62 @@ def store_if_accepting(
 
 
 def _store_in_transaction(survey_id, submission_id, values, design, hour) -> bool:
+    """SQLite: one ``INSERT … SELECT`` stores a submission to a survey without a quota
+    (the common case) in one short write transaction; a survey with a quota takes the
+    longer way, counting its place."""
     tables = hour_tables(hour)
     answered = {f"q{i}": qid for i, qid in enumerate(values)}
+    params = {
+        "survey": survey_id,
+        "open": Survey.Status.OPEN.value,
+        "design": design,
+        "answered": len(answered),
+        "receipt": receipt_of(submission_id).hex,
+        "hour": connection.ops.adapt_datetimefield_value(hour),
+        "reports": pattern_key(values),
+        **answered,
+    }
     belong = answers_belong(
         "IN (" + ", ".join(f"%({name})s" for name in answered) + ")", "%(answered)s"
     )
+    takes = f"{TAKES_PLAIN_SUBMISSIONS} AND {belong}"
     with transaction.atomic(), connection.cursor() as cursor:
-        hold_arrivals(tables)
+        cursor.execute(_sqlite_store_sql(tables, takes), params)
+        if cursor.rowcount == 1:
+            return True
         cursor.execute(
-            f"SELECT current_round, response_quota FROM {Survey._meta.db_table} "
-            f"WHERE {TAKES_PLAIN_SUBMISSIONS} AND {belong}",
-            {
-                "survey": survey_id,
-                "open": Survey.Status.OPEN.value,
-                "design": design,
-                "answered": len(answered),
-                **answered,
-            },
+            f"SELECT current_round, response_quota FROM {Survey._meta.db_table} WHERE {takes}",
+            params,
         )
         found = cursor.fetchone()
-        if found is None or receipt_stored(submission_id) is not None:
+        if found is None or found[1] is None or receipt_stored(submission_id) is not None:
             return False
-        round_, quota = found
-        if quota is not None:
-            cursor.execute(quota_sql(tables), [survey_id])
-            if cursor.fetchone() is None:
-                return False
+        cursor.execute(quota_sql(tables), [survey_id])
+        if cursor.fetchone() is None:
+            return False
         tables.inbox.objects.create(
             receipt=receipt_of(submission_id),
             survey_id=survey_id,
-            round=round_,
+            round=found[0],
             hour=hour,
-            reports=pattern_key(values),
+            reports=params["reports"],
         )
     return True
+
+
+def _sqlite_store_sql(tables, takes: str) -> str:
+    """SQLite's one statement: the survey takes plain submissions and has no quota, and
+    the client's id is stored nowhere yet (sealed, this hour or the last)."""
+    inbox, other = tables.inbox._meta.db_table, tables.other_inbox._meta.db_table
+    return (
+        f"INSERT INTO {inbox} (receipt, survey_id, round, simulated, hour, reports) "
+        f"SELECT %(receipt)s, id, current_round, 0, %(hour)s, %(reports)s "
+        f"FROM {Survey._meta.db_table} WHERE {takes} AND response_quota IS NULL "
+        f"AND NOT EXISTS (SELECT 1 FROM {Receipt._meta.db_table} "
+        f"WHERE submission_id = %(receipt)s) "
+        f"AND NOT EXISTS (SELECT 1 FROM {other} WHERE receipt = %(receipt)s) "
+        f"AND NOT EXISTS (SELECT 1 FROM {inbox} WHERE receipt = %(receipt)s)"
+    )
 
 
 def store_submission_sql(this: int) -> Callable[[], str]:

@@ -24,7 +24,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, ParseError, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ParseError, ValidationError
 from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -37,6 +37,7 @@ from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from responses.exports import responses_csv
 from responses.imports import ImportRejected, ImportTooLarge, import_responses, spool
 from responses.statfiles import responses_dta, responses_sav
+from survey import email_invites
 from survey.api_teams import (
     CollaboratorViewSet,
     TransferRequestSerializer,
@@ -411,6 +412,13 @@ class QuestionSerializer(serializers.Serializer):
 LANGUAGE_CODES = ", ".join(code for code, _ in settings.LANGUAGES)
 
 
+class DayField(serializers.DateField):
+    """A date and time given as its day (UTC), as the API has always given ``created``."""
+
+    def to_representation(self, value):
+        return super().to_representation(timezone.localdate(value))
+
+
 class SurveySerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     title = serializers.CharField(max_length=200)
@@ -498,7 +506,7 @@ class SurveySerializer(serializers.Serializer):
     )
     no_privacy = serializers.SerializerMethodField()
     respond_url = serializers.SerializerMethodField()
-    created = serializers.DateField(read_only=True)
+    created = DayField(read_only=True, help_text="The day it was created (UTC).")
     design_version = serializers.IntegerField(
         read_only=True,
         help_text="One more with every edit of the questions; send it with submissions "
@@ -804,6 +812,24 @@ class InviteBatchSerializer(serializers.Serializer):
     urls = serializers.ListField(child=serializers.URLField())
 
 
+class EmailInvitesRequestSerializer(serializers.Serializer):
+    addresses = serializers.ListField(
+        child=serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False),
+        max_length=email_invites.MAX_ADDRESSES,
+        help_text="Email addresses, one invite each; one already invited is not mailed again.",
+    )
+
+
+class EmailInvitesSerializer(serializers.Serializer):
+    kept = serializers.IntegerField(help_text="Addresses kept beside their invites.")
+    unused = serializers.IntegerField(help_text="Of those, whose invite is not yet used.")
+
+
+class EmailSentSerializer(serializers.Serializer):
+    sent = serializers.IntegerField()
+    already_invited = serializers.IntegerField()
+
+
 NOT_FOUND = OpenApiResponse(DetailSerializer, "No such survey among yours.")
 CONFLICT = OpenApiResponse(DetailSerializer, "Not allowed in the survey's current state.")
 CSV_RESPONSE = {(200, "text/csv"): OpenApiTypes.STR, 404: NOT_FOUND}
@@ -1032,6 +1058,77 @@ class SurveyViewSet(
         tokens = Invite.create_batch(survey, serializer.validated_data["n"])
         urls = [request.build_absolute_uri(invite_path(survey, t)) for t in tokens]
         return Response({"tokens": tokens, "urls": urls}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        methods=["GET"], request=None, responses={200: EmailInvitesSerializer, 404: NOT_FOUND}
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=EmailInvitesRequestSerializer,
+        responses={
+            201: EmailSentSerializer,
+            400: OpenApiTypes.OBJECT,
+            404: NOT_FOUND,
+            409: CONFLICT,
+            502: DetailSerializer,
+        },
+    )
+    @extend_schema(methods=["DELETE"], request=None, responses={200: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get", "post", "delete"], url_path="invites/email")
+    def email_invites(self, request, pk=None) -> Response:
+        """GET: how many mailed addresses are kept, and how many of their invites are
+        unused. POST ``{"addresses": [...]}``: a new invite mailed to each (all or none:
+        400 names every bad item). DELETE: forget the addresses (the invites keep
+        working, reminders end). Each is written to the audit log."""
+        survey = self.get_object()
+        if request.method == "GET":
+            return Response(email_state(survey))
+        if request.method == "DELETE":
+            return Response({"deleted": email_invites.forget(request, survey)})
+        mailable(survey)
+        serializer = EmailInvitesRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        items = list(enumerate(serializer.validated_data["addresses"], start=1))
+        try:
+            addresses = email_invites.checked_addresses(items, where="Item")
+        except email_invites.AddressesRejected as rejected:
+            raise ValidationError({"addresses": rejected.errors}) from None
+        try:
+            sent = email_invites.send_invites(request, survey, addresses)
+        except OSError as error:
+            body = {"detail": f"The mail server refused ({error}). No invite was kept."}
+            return Response(body, status=status.HTTP_502_BAD_GATEWAY)
+        body = {"sent": sent.sent, "already_invited": sent.already_invited}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND, 409: CONFLICT, 502: DetailSerializer},
+    )
+    @action(detail=True, methods=["post"], url_path="invites/email/remind")
+    def email_remind(self, request, pk=None) -> Response:
+        """The invite link again to every mailed address whose invite is unused:
+        ``{"reminded": n}``."""
+        survey = mailable(self.get_object())
+        try:
+            return Response({"reminded": email_invites.remind(request, survey)})
+        except OSError as error:
+            body = {"detail": f"The mail server refused ({error})."}
+            return Response(body, status=status.HTTP_502_BAD_GATEWAY)
+
+
+def email_state(survey: Survey) -> dict[str, int]:
+    return {"kept": survey.emailed_invites.count(), "unused": email_invites.unused(survey).count()}
+
+
+def mailable(survey: Survey) -> Survey:
+    """The survey, if this site sends mail (else 404) and the survey can use mailed
+    invites now (else 409, saying why)."""
+    if not settings.EMAIL_ENABLED:
+        raise NotFound("Email is not configured on this site.")
+    if refused := email_invites.refusal(survey):
+        raise Conflict(refused)
+    return survey
 
 
 def read_csv_body(request) -> IO[bytes]:

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -26,6 +27,7 @@ from responses.imports import (
     row_limit,
     too_large_message,
 )
+from survey import email_invites
 from survey.builder import owned_survey
 from survey.codebook import question_columns
 from survey.forms import ClosingForm
@@ -78,6 +80,19 @@ def distribute_context(request: HttpRequest, survey: Survey) -> dict:
         "closing_form": ClosingForm(instance=survey),
         "responses": stored_submissions(survey, simulated=False),
         "import_columns": import_columns(survey),
+        "emailing": emailing_context(survey),
+    }
+
+
+def emailing_context(survey: Survey) -> dict | None:
+    """The email invites panel: absent where the site cannot send mail."""
+    if not settings.EMAIL_ENABLED:
+        return None
+    return {
+        "kept": survey.emailed_invites.count(),
+        "unused": email_invites.unused(survey).count(),
+        "max": email_invites.MAX_ADDRESSES,
+        "refusal": email_invites.refusal(survey),
     }
 
 
@@ -205,3 +220,77 @@ def import_failed(
 ) -> HttpResponse:
     context = distribute_context(request, survey) | {"import_errors": errors}
     return render(request, "survey/distribute.html", context, status=status)
+
+
+def needs_email() -> None:
+    """Mailing exists only where the site can send mail (EMAIL_URL, or DEBUG)."""
+    if not settings.EMAIL_ENABLED:
+        raise Http404("Email is not configured on this site.")
+
+
+def email_failed(request: HttpRequest, survey: Survey, errors: list[str]) -> HttpResponse:
+    context = distribute_context(request, survey) | {"email_errors": errors}
+    return render(request, "survey/distribute.html", context, status=400)
+
+
+@login_required
+@require_POST
+def email_send(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """A new invite mailed to each pasted or uploaded address: all of them or, for any
+    bad line, none (nothing sent, nothing stored)."""
+    survey = owned_survey(request, survey_id)
+    needs_email()
+    if refused := email_invites.refusal(survey):
+        return email_failed(request, survey, [refused])
+    pasted, upload = request.POST.get("addresses", ""), request.FILES.get("file")
+    try:
+        if pasted.strip() and upload:
+            raise email_invites.AddressesRejected(["Paste addresses or choose a file, not both."])
+        lines = email_invites.csv_lines(upload) if upload else email_invites.pasted_lines(pasted)
+        addresses = email_invites.checked_addresses(lines)
+    except email_invites.AddressesRejected as rejected:
+        return email_failed(request, survey, rejected.errors)
+    try:
+        sent = email_invites.send_invites(request, survey, addresses)
+    except IntegrityError:  # the same address sent from two windows at once
+        return email_failed(request, survey, ["Another sending ran at the same time: send again."])
+    except OSError as error:  # smtplib's errors included
+        return email_failed(
+            request,
+            survey,
+            [
+                f"The mail server refused ({error}). No invite was kept: any mail that "
+                "went out holds a link that does not work. Send again."
+            ],
+        )
+    note = f"Mailed {sent.sent} invite{'s' if sent.sent != 1 else ''}."
+    if sent.already_invited:
+        note += f" {sent.already_invited} already had one and were not mailed again."
+    messages.success(request, note)
+    return redirect("survey:distribute", survey.id)
+
+
+@login_required
+@require_POST
+def email_remind(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """The link again to every mailed address whose invite is unused."""
+    survey = owned_survey(request, survey_id)
+    needs_email()
+    if refused := email_invites.refusal(survey):
+        return email_failed(request, survey, [refused])
+    try:
+        reminded = email_invites.remind(request, survey)
+    except OSError as error:
+        return email_failed(request, survey, [f"The mail server refused ({error})."])
+    messages.success(request, f"Reminded {reminded}: every mailed invite not yet used.")
+    return redirect("survey:distribute", survey.id)
+
+
+@login_required
+@require_POST
+def email_forget(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """Delete the mailed addresses; their invites keep working, no reminder can follow."""
+    survey = owned_survey(request, survey_id)
+    deleted = email_invites.forget(request, survey)
+    messages.success(request, f"Deleted {deleted} address{'es' if deleted != 1 else ''}.")
+    return redirect("survey:distribute", survey.id)

@@ -20,6 +20,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext
 
 from estimator.designs import Composition, Design, composition, make_design
@@ -186,7 +187,8 @@ class Survey(models.Model):
     results_revealed = models.BooleanField(default=False)
     is_locked = models.BooleanField(default=False)
     current_round = models.PositiveIntegerField(default=1)
-    created = models.DateField(auto_now_add=True)
+    # Shown to the hour on *My surveys*: several surveys a day are told apart by it.
+    created = models.DateTimeField(auto_now_add=True)
     # One more with every edit of the questions (see check_design_editable). A respondent
     # page sends the version it showed, and every write of answers checks the version
     # they were validated against: reports randomized with one design are never stored
@@ -323,6 +325,8 @@ class Survey(models.Model):
             return None
         with transaction.atomic():
             deleted = delete_responses(self)
+            # The addresses invites were mailed to are kept no longer than the answers.
+            self.emailed_invites.all().delete()
             self.responses_deleted_at = timezone.now()
             self.save(update_fields=["responses_deleted_at"])
         return deleted
@@ -706,6 +710,64 @@ class Invite(models.Model):
         return tokens
 
 
+class EmailedInvite(models.Model):
+    """The address an invite was mailed to, kept so that a reminder can go to it while the
+    invite is unused, and only as long as the invite, the survey's responses or the
+    owner's wish (deleted with any of them).
+
+    It names the invite, and an invite says only whether it was used: the researcher
+    learns *that* someone took part, never which answers were theirs (the credential the
+    invite was exchanged for is blind, :mod:`survey.invites`). The link's token is not
+    kept: it is recomputed from ``link_key`` and the site's secret key, so that a copy of
+    the database alone cannot answer in an invitee's place.
+    """
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="emailed_invites")
+    invite = models.OneToOneField(Invite, on_delete=models.CASCADE, related_name="emailed")
+    address = models.EmailField()
+    link_key = models.CharField(max_length=32, unique=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["survey", "address"], name="one_invite_per_address")
+        ]
+
+    def __str__(self) -> str:
+        return f"invite mailed to {self.address}"
+
+    @property
+    def token(self) -> str:
+        """The invite's token, as the mailed link carries it."""
+        return invite_token_for(self.link_key)
+
+    @classmethod
+    def create_batch(cls, survey: Survey, addresses: list[str]) -> list[EmailedInvite]:
+        """One new invite for each address (lower-case, not yet invited to this survey)."""
+        CredentialKey.of(survey)
+        keys = [secrets.token_hex(16) for _ in addresses]
+        with transaction.atomic():
+            # PostgreSQL and SQLite (3.35+) give bulk-created rows their ids.
+            created = Invite.objects.bulk_create(
+                Invite(survey=survey, token_hash=hash_token(invite_token_for(key))) for key in keys
+            )
+            return cls.objects.bulk_create(
+                cls(survey=survey, invite=invite, address=address, link_key=key)
+                for invite, address, key in zip(created, addresses, keys, strict=True)
+            )
+
+    @classmethod
+    def sent_with(cls, survey: Survey, token: str) -> bool:
+        """Whether the invite with this token went out by email (its page says so)."""
+        return cls.objects.filter(survey=survey, invite__token_hash=hash_token(token)).exists()
+
+
+def invite_token_for(link_key: str) -> str:
+    """A mailed invite's token: 128 bits keyed by the site's secret key, in hex (never
+    starting with "-", and unchanged by a mail program's line breaks)."""
+    return salted_hmac("survey.EmailedInvite", link_key, algorithm="sha256").hexdigest()[:32]
+
+
 class CredentialKey(models.Model):
     """The RSA key pair that signs a survey's credentials: one per survey, so every
     respondent's page shows the same public key fingerprint."""
@@ -751,6 +813,7 @@ class AuditEntry(models.Model):
         DESIGN = "design"
         WORDING = "wording"
         THRESHOLD = "threshold"
+        INVITES = "invites"  # mailed, reminded, addresses deleted
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="audit_entries")
     # Kept by name as well, so the entry still says who once the account is gone.

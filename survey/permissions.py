@@ -28,6 +28,8 @@ API_ROLES = {
     "close": Role.EDITOR,
     "import_responses": Role.EDITOR,
     "invites": Role.EDITOR,
+    "email_invites": Role.EDITOR,
+    "email_remind": Role.EDITOR,
     "destroy": Role.OWNER,
     "restore": Role.OWNER,
     "trash": Role.OWNER,

@@ -55,4 +55,15 @@ urlpatterns = [
     path("surveys/<int:survey_id>/distribute/", distribution.distribute, name="distribute"),
     path("surveys/<int:survey_id>/invites/", distribution.invites_create, name="invites"),
     path("surveys/<int:survey_id>/import/", distribution.responses_import, name="import"),
+    path("surveys/<int:survey_id>/invites/email/", distribution.email_send, name="email_send"),
+    path(
+        "surveys/<int:survey_id>/invites/email/remind/",
+        distribution.email_remind,
+        name="email_remind",
+    ),
+    path(
+        "surveys/<int:survey_id>/invites/email/delete/",
+        distribution.email_forget,
+        name="email_forget",
+    ),
 ]

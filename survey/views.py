@@ -21,6 +21,7 @@ from survey.listing import listed_surveys
 from survey.models import (
     CredentialKey,
     DesignChanged,
+    EmailedInvite,
     InviteRejected,
     SubmissionIdTaken,
     Survey,
@@ -73,7 +74,8 @@ def _open_survey(request: HttpRequest, slug: str) -> tuple[Survey | None, HttpRe
 
 def _page_context(survey: Survey, **extra) -> dict:
     """What the respondent page shows: the questions, and for an invite-only survey the
-    public key that signs credentials (the same for everyone: its fingerprint is shown)."""
+    public key that signs credentials (the same for everyone: its fingerprint is shown)
+    and whether the invite was mailed (the page then says what the researcher learns)."""
     context = {
         "survey": survey,
         "questions": _with_conditions(list(survey.questions.all())),
@@ -81,6 +83,8 @@ def _page_context(survey: Survey, **extra) -> dict:
     }
     if survey.requires_invite:
         context["credential_key"] = CredentialKey.of(survey).public
+    if invite := extra.get("invite"):
+        context["emailed"] = EmailedInvite.sent_with(survey, invite)
     return context | extra
 
 

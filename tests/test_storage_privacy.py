@@ -26,7 +26,7 @@ from responses.models import (
     Release,
     SpentCredential,
 )
-from survey.models import Invite
+from survey.models import EmailedInvite, Invite
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +51,14 @@ VETTED_FREE_FORM = {
     (Release, "counts"),
     *((inbox, name) for inbox in INBOXES for name in ("reports", "credential")),
     *((use, name) for use in INVITE_USES for name in ("token_hash", "blinded_hash")),
+    # The invite list as mailed: the address each invite went to and the random key its
+    # link is recomputed from. The adversary holds the invite list anyway (SPEC §2.6).
+    (EmailedInvite, "address"),
+    (EmailedInvite, "link_key"),
 }
+# What may point at an invite: the list of whom it was mailed to, which points at nothing
+# of the responses app (tests/survey/test_email_invites_attacker.py tries the rest).
+INVITE_LIST = {EmailedInvite}
 # The only time fields on the respondent side, each rounded to the hour before saving.
 HOUR_ROUNDED = {
     (stored.Tally, "hour"),
@@ -150,11 +157,18 @@ def test_an_invite_cannot_be_linked_to_the_answer_it_admitted():
     relations = {f.related_model for f in Invite._meta.concrete_fields if f.is_relation}
     assert relations.isdisjoint(set(apps.get_app_config("responses").get_models()))
     assert not any(isinstance(f, TIME_FIELDS) for f in Invite._meta.concrete_fields)
-    assert not any(
-        f.is_relation and f.related_model is Invite
+    pointing = {
+        model
         for model in respondent_models()
         for f in model._meta.concrete_fields
-    )
+        if f.is_relation and f.related_model is Invite
+    }
+    assert pointing == INVITE_LIST
+    responses_models = set(apps.get_app_config("responses").get_models())
+    for model in INVITE_LIST:
+        relations = {f.related_model for f in model._meta.concrete_fields if f.is_relation}
+        assert relations.isdisjoint(responses_models)
+        assert not any(isinstance(f, TIME_FIELDS) for f in model._meta.concrete_fields)
 
 
 def test_the_only_answers_stored_are_the_randomized_reports():

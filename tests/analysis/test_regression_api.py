@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from estimator.regression import design_matrix, fit
+from estimator.regression import design_matrix, fit, fit_with_randomized_covariate
 from tests.analysis.analysis_data import (
     FACULTIES,
     api_for,
@@ -83,6 +83,42 @@ def test_the_seeded_faculty_effect_is_found(owner, study):
     assert medicine["ci_low"] > 1  # truth: 40 % + age vs 10 % + age in Arts
 
 
+def test_a_randomized_yes_no_covariate_enters_as_its_latent_truth(owner, study):
+    """As rr::rrreg.predictor: plagiarism's true answer is never seen, only its report;
+    the grouped fit is the maths' fit on one row per respondent."""
+    fill(study, [300, 300, 300, 300])
+    q = questions(study)
+    response = post(
+        owner, study, {"outcome": q["cheat"], "covariates": [q["plagiarise"], q["age"]]}
+    )
+    assert response.status_code == 200, response.json()
+    assert_matches_schema(response, PATH, "POST")
+    body = response.json()
+    # The direct covariates first, then the randomized one's latent truth.
+    assert [c["term"] for c in body["coefficients"]] == ["(Intercept)", "q2", "q4"]
+    assert [c["randomized"] for c in body["covariates"]] == [False, True]
+    data = rows(study)
+    outcome = study.questions.get(id=q["cheat"]).design
+    covariate = study.questions.get(id=q["plagiarise"]).design
+    expected = fit_with_randomized_covariate(
+        design_matrix({"q2": [r[q["age"]] for r in data]}),
+        [r[q["plagiarise"]] for r in data],
+        yes=[r[q["cheat"]] for r in data],
+        n=[1] * len(data),
+        t=outcome.t,
+        c=outcome.c,
+        covariate_t=covariate.t,
+        covariate_c=covariate.c,
+        covariate_name="q4",
+    )
+    assert body["log_likelihood"] == pytest.approx(expected.log_likelihood, rel=1e-6)
+    for coefficient, want in zip(body["coefficients"], expected.coefficients, strict=True):
+        assert coefficient["estimate"] == pytest.approx(want.estimate, rel=1e-3, abs=1e-4)
+        assert coefficient["std_error"] == pytest.approx(want.std_error, rel=1e-2)
+    latent = body["coefficients"][-1]
+    assert latent["lr_p_value"] is not None and latent["std_error_opg"] is None
+
+
 def test_a_yes_no_covariate_enters_as_its_0_1(owner, study):
     fill(study, [200, 200, 200, 200])
     q = questions(study)
@@ -99,7 +135,8 @@ def test_a_yes_no_covariate_enters_as_its_0_1(owner, study):
         ({"outcome": "faculty", "covariates": []}, "outcome"),  # asked directly
         ({"outcome": "job", "covariates": []}, "outcome"),  # yes/no, but direct
         ({"outcome": "often", "covariates": []}, "outcome"),  # not yes/no
-        ({"outcome": "cheat", "covariates": ["plagiarise"]}, "covariates"),  # randomized
+        ({"outcome": "cheat", "covariates": ["often"]}, "covariates"),  # randomized choice
+        ({"outcome": "cheat", "covariates": ["cheat"]}, "covariates"),  # the outcome itself
         ({"outcome": "cheat", "covariates": [999999]}, "covariates"),
         ({"outcome": "cheat", "covariates": ["faculty", "faculty"]}, "covariates"),
         ({"outcome": "cheat", "covariates": "faculty"}, "covariates"),
@@ -159,6 +196,9 @@ def test_the_model_page_shows_the_coefficients(client, owner, study):
     html = page.content.decode()
     assert "<svg" in html and "<title" in html and "<desc" in html
     assert "q1[Medicine]" in html and "Odds ratio" in html
+    assert "p (LR)" in html and "Std. error (OPG)" in html
+    # The other randomized yes/no question is offered as a covariate, said to be latent.
+    assert f'value="{q["plagiarise"]}"' in html and "enters as an unseen 0/1" in html
 
 
 def test_the_model_page_is_404_for_outsiders(client, outsider, study):
@@ -226,5 +266,7 @@ def test_the_model_page_speaks_of_this_surveys_questions_and_options(client, own
     assert response.json()["outcome"] == [
         "q1 (“Faculty?”) is asked directly: outcome must be a randomized question"
     ]
-    response = post(owner, study, {"outcome": q["cheat"], "covariates": [q["plagiarise"]]})
-    assert response.json()["covariates"][0].startswith("q4 (“Ever plagiarised?”) is randomized")
+    response = post(owner, study, {"outcome": q["cheat"], "covariates": [q["often"]]})
+    assert response.json()["covariates"][0].startswith(
+        "q5 (“How often?”) is a randomized choice question"
+    )

@@ -288,3 +288,190 @@ def test_gaussian_beside_laplace_and_what_delta_permits(live_server, browser, pa
     expect(projector.locator("[data-exposed]")).to_contain_text("0.24", timeout=FOLLOW)
     shoot(projector, "lesson-gaussian-projector")
     phone.context.close()
+
+
+def test_holdout_overfitted_by_reuse_then_guarded_by_thresholdout(
+    live_server, browser, page, owner, shoot
+):
+    lesson, _ = start_lesson(page, live_server, "The reusable holdout")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = [browser.new_context(viewport=PHONE, bypass_csp=True).new_page() for _ in range(3)]
+    for phone in phones:
+        phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    expect(projector.locator("[data-epsilon-pill]")).to_have_count(0)  # no ε to set here
+    analysis = maths.holdout_analysis(lesson.seed, queries=20)
+    phones[0].get_by_role("button", name="Try a bigger model").click()
+    expect(phones[0].locator("[data-my-holdout]")).to_contain_text("With 5 features")
+    assert serious_violations(phones[0]) == []
+    shoot(phones[0], "lesson-holdout-phone")
+    press(page, "Lock answering")
+    for phone in phones[1:]:
+        expect(phone.get_by_role("button", name="Try a bigger model")).to_be_disabled(
+            timeout=FOLLOW
+        )
+    press(page, "Unlock answering")
+    for phone in phones[1:]:
+        expect(phone.get_by_role("button", name="Try a bigger model")).to_be_enabled(timeout=FOLLOW)
+        phone.get_by_role("button", name="Try a bigger model").click()
+        expect(phone.locator("[data-my-holdout]")).to_be_visible()
+    expect(projector.locator("[data-asked]")).to_have_text("3", timeout=FOLLOW)
+    press(page, "Run 5 more queries")
+    expect(page.locator("[data-remote-detail]")).to_contain_text("8 of 20 queries")
+    expect(projector.locator('[data-line="fresh"]')).to_have_count(0)
+    press(page, "Reveal")
+    expect(projector.locator("[data-reveal]")).to_contain_text("overfitted", timeout=FOLLOW)
+    expect(projector.locator("[data-fresh]")).to_have_text(
+        f"{100 * analysis.naive.fresh[7]:.1f} %", timeout=FOLLOW
+    )
+    shoot(projector, "lesson-holdout-reuse-projector")
+
+    press(page, "Next step →")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "Reuse it through Thresholdout", timeout=FOLLOW
+        )
+        expect(phone.locator("[data-my-holdout]")).to_have_count(0)
+    for _ in range(3):
+        press(page, "Run 5 more queries")
+    phones[0].get_by_role("button", name="Try a bigger model").click()
+    expect(phones[0].locator("[data-my-holdout]")).to_contain_text("With 80 features")
+    press(page, "Reveal")
+    expect(projector.locator('[data-line="naive"]')).to_have_count(1, timeout=FOLLOW)
+    expect(projector.locator("[data-reveal]")).to_contain_text("reusable", timeout=FOLLOW)
+    expect(projector.locator("[data-asked]")).to_have_text("16")
+    shoot(projector, "lesson-holdout-projector")
+
+    press(page, "New round")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text("Reuse the holdout", timeout=FOLLOW)
+    expect(projector.locator("[data-asked]")).to_have_text("0", timeout=FOLLOW)
+    close(phones)
+
+
+def test_disclosure_control_step_by_step_then_a_sparse_linkage(
+    live_server, browser, page, owner, shoot
+):
+    lesson, _ = start_lesson(page, live_server, "Statistical disclosure control")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = [browser.new_context(viewport=PHONE, bypass_csp=True).new_page() for _ in range(3)]
+    for phone in phones:
+        phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    groups = maths.clinic_table(lesson.seed)
+    exact = maths.disclosures(maths.publish(groups))
+    expect(projector.locator("[data-identity]")).to_have_text(str(len(exact["identity"])))
+    expect(projector.locator("[data-epsilon-pill]")).to_have_count(0)
+    phones[0].get_by_role("button", name="Identity").click()
+    expect(phones[0].locator("[data-sent]")).to_be_visible()
+    assert serious_violations(phones[0]) == []
+    press(page, "Lock answering")
+    expect(phones[1].get_by_role("button", name="Attribute")).to_be_disabled(timeout=FOLLOW)
+    press(page, "Unlock answering")
+    for phone in phones[1:]:
+        expect(phone.get_by_role("button", name="Attribute")).to_be_enabled(timeout=FOLLOW)
+        phone.get_by_role("button", name="Attribute").click()
+        expect(phone.locator("[data-sent]")).to_be_visible()
+    press(page, "Reveal")
+    expect(projector.locator("[data-tally]")).to_be_visible(timeout=FOLLOW)
+    expect(projector.locator(".mark-identity").first).to_be_visible()
+    shoot(projector, "lesson-disclosure-kinds-projector")
+
+    press(page, "Next step →")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "Round, collapse, suppress", timeout=FOLLOW
+        )
+        expect(phone.locator("[data-sent]")).to_have_count(0)
+    phones[0].get_by_role("button", name="Suppress small counts").click()
+    expect(phones[0].locator("[data-sent]")).to_be_visible()
+    page.get_by_label("Suppress small counts").check()
+    press(page, "Apply practices")
+    alone = maths.disclosures(maths.publish(groups, suppressed=True))
+    expect(projector.locator("[data-identity]")).to_have_text(
+        str(len(alone["identity"])), timeout=FOLLOW
+    )
+    expect(projector.locator("[data-sdc-table]")).to_contain_text(" c ")
+    page.get_by_label("Round to base 5").check()
+    press(page, "Apply practices")
+    both = maths.disclosures(maths.publish(groups, rounded=True, suppressed=True))
+    expect(projector.locator("[data-identity]")).to_have_text(
+        str(len(both["identity"])), timeout=FOLLOW
+    )
+    press(page, "Reveal")
+    expect(projector.locator("[data-reveal]")).to_be_visible(timeout=FOLLOW)
+    shoot(projector, "lesson-disclosure-practices-projector")
+
+    press(page, "Next step →")
+    for phone in phones:
+        expect(phone.get_by_role("button", name="3")).to_be_visible(timeout=FOLLOW)
+    phones[1].get_by_role("button", name="3").click()
+    press(page, "Reveal")
+    counts = maths.ratings(lesson.seed).candidates_by_known(6)
+    expect(projector.locator("[data-linkage-bars]")).to_contain_text(str(counts[0]), timeout=FOLLOW)
+    shoot(projector, "lesson-disclosure-projector")
+    press(page, "New round")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "Three kinds of disclosure", timeout=FOLLOW
+        )
+    close(phones)
+
+
+def test_attack_your_own_class_by_differencing_and_averaging(
+    live_server, browser, page, owner, shoot
+):
+    lesson, _ = start_lesson(page, live_server, "Attack your own class")
+    projector = open_projector(page.context, live_server, lesson)
+    phones = [browser.new_context(viewport=PHONE, bypass_csp=True).new_page() for _ in range(3)]
+    bodies = []
+    for phone in phones:
+        phone.on(
+            "request", lambda r: bodies.append(r.post_data or "") if r.method == "POST" else None
+        )
+        phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    assert serious_violations(phones[0]) == []
+    shoot(phones[0], "lesson-attack-phone")
+    # The phones answer the lesson's question with coins, on the classroom respondent page.
+    for phone, truth in zip(phones[:2], (True, False), strict=True):
+        phone.get_by_role("link", name="Answer with coins").click()
+        phone.locator("[data-question]").get_by_role(
+            "button", name="Yes" if truth else "No", exact=True
+        ).click()
+        phone.get_by_role("button", name=re.compile("^Flip")).click()
+        expect(phone.locator("[data-received]")).to_be_visible(timeout=15_000)
+    press(page, "Lock answering")
+    expect(phones[2].get_by_role("button", name="Answer with coins")).to_be_disabled(timeout=FOLLOW)
+    expect(phones[0].locator("[data-session-state]")).to_be_visible(timeout=FOLLOW)
+    press(page, "Unlock answering")
+    phones[2].get_by_role("link", name="Answer with coins").click(timeout=FOLLOW)
+    phones[2].locator("[data-question]").get_by_role("button", name="Yes", exact=True).click()
+    phones[2].get_by_role("button", name=re.compile("^Flip")).click()
+    expect(phones[2].locator("[data-received]")).to_be_visible(timeout=15_000)
+    expect(projector.locator("[data-reports]")).to_have_text("3", timeout=FOLLOW)
+    expect(page.locator("[data-remote-detail]")).to_contain_text("3 reports", timeout=FOLLOW)
+    # Only randomized reports left the phones: never a true answer.
+    assert not any('"truth"' in body or "answer=yes" in body for body in bodies)
+
+    press(page, "Next step →")
+    for phone in phones:  # from the question back to the lesson, by themselves
+        expect(phone.locator(".lesson-step")).to_have_text("A differencing attack", timeout=FOLLOW)
+    phones[0].get_by_role("button", name="A little").click()
+    expect(phones[0].locator("[data-sent]")).to_be_visible()
+    press(page, "Reveal")
+    expect(projector.locator("[data-belief]")).to_have_text(
+        re.compile("^(75|25).0 %$"), timeout=FOLLOW
+    )
+    shoot(projector, "lesson-attack-differencing-projector")
+
+    press(page, "Next step →")
+    expect(phones[1].locator(".lesson-step")).to_have_text(
+        "Averaging repeated answers", timeout=FOLLOW
+    )
+    phones[1].get_by_role("link", name="Ask my phone again").click()
+    expect(phones[1].locator("[data-received]")).to_be_visible(timeout=FOLLOW)  # the memo
+    press(page, "Reveal")
+    expect(projector.locator('[data-line="fresh"]')).to_have_count(1, timeout=FOLLOW)
+    shoot(projector, "lesson-attack-projector")
+    press(page, "New round")
+    expect(phones[0].locator(".lesson-step")).to_have_text("Answer with coins", timeout=FOLLOW)
+    expect(projector.locator("[data-reports]")).to_have_text("0", timeout=FOLLOW)
+    close(phones)

@@ -50,6 +50,8 @@ def lesson_views(owner) -> list[str]:
         lesson = Lesson.objects.create(owner=owner, kind=kind, seed=11, revealed=True)
         if kind == Lesson.Kind.EXPONENTIAL:
             lesson.go(last_pick="Cryptography")
+        if kind == Lesson.Kind.ATTACK:
+            simulate_respondents(lesson.survey, 30, 0.3)
         for step in range(len(lesson.steps)):
             lesson.go(step=step)
             choices = lessons.lesson_context(lesson).get("choices") or ["x"]
@@ -59,6 +61,9 @@ def lesson_views(owner) -> list[str]:
                 elif kind == Lesson.Kind.GAUSSIAN:
                     action = {"kind": Action.Kind.QUERY, "choice": ("pure", "approximate")[i % 2]}
                     action["value"] = 10 + i % 7 - 3
+                elif kind == Lesson.Kind.HOLDOUT:
+                    lessons.ask_holdout(lesson)
+                    continue
                 elif kind == Lesson.Kind.LOCAL:
                     noise = (i % 7 - 3) * 0.8
                     action = {"kind": Action.Kind.QUERY, "choice": str(i % 3 // 2), "value": noise}

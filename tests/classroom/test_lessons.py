@@ -3,12 +3,15 @@ polled fragments stay cheap (304) until something changes."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from django.urls import reverse
 
 from classroom import lessons
 from classroom.models import Action, Lesson
 from estimator import lessons as maths
+from responses.write import bulk_record
 
 pytestmark = pytest.mark.django_db
 
@@ -461,3 +464,199 @@ def test_what_delta_permits_shows_the_people_exposed(instructor, make_lesson):
     page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
     assert "data-exposed" in page and "data-delta-marker" in page
     assert "<td>0.24</td>" in page  # 24 patients × δ = 0.01
+
+
+def test_each_phone_asks_the_holdout_about_a_bigger_model(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.HOLDOUT)
+    naive = maths.holdout_analysis(lesson.seed, queries=lessons.HOLDOUT_QUERIES).naive
+    for i in range(2):
+        response = send(client, lesson)
+        assert response.status_code == 200 and b"data-my-holdout" in response.content
+        assert f"With {naive.sizes[i]} features" in response.content.decode()
+    assert list(lesson.actions.values_list("choice", "value")) == [
+        (str(naive.sizes[i]), naive.reported[i]) for i in range(2)
+    ]
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    page = instructor.get(projector).content.decode()
+    assert "data-asked>2<" in page and 'data-line="fresh"' not in page
+    assert "data-fresh>?<" in page  # fresh data only once revealed
+    lesson.go(revealed=True)
+    page = instructor.get(projector).content.decode()
+    assert 'data-line="fresh"' in page and "overfitted by reuse" in page
+    assert f"data-fresh>{100 * naive.fresh[1]:.1f} %<" in page
+
+
+def test_thresholdout_answers_in_the_next_step_beside_the_direct_reuse(
+    client, make_lesson, instructor
+):
+    lesson = make_lesson(kind=Lesson.Kind.HOLDOUT, step=1, revealed=True)
+    assert remote_post(client, lesson, "simulate-phones").status_code == 302
+    guarded = maths.holdout_analysis(lesson.seed, queries=lessons.HOLDOUT_QUERIES).thresholdout
+    values = list(lesson.actions.values_list("value", flat=True))
+    assert values == list(guarded.reported[:5])
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert 'data-line="naive"' in page and "reusable" in page
+    assert f"answers {guarded.over_threshold} of the analysis" in page
+
+
+def test_the_holdout_analysis_stops_after_its_last_query(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.HOLDOUT)
+    for _ in range(4):
+        remote_post(client, lesson, "simulate-phones")
+    assert lesson.actions.count() == lessons.HOLDOUT_QUERIES
+    response = send(client, lesson)
+    assert response.status_code == 409
+    assert "asked all its questions" in response.content.decode()
+    assert lesson.actions.count() == lessons.HOLDOUT_QUERIES
+
+
+def test_the_holdout_lesson_has_no_epsilon(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.HOLDOUT)
+    remote = instructor.get(reverse("classroom:remote", args=[lesson.remote_token])).content
+    assert "Set ε" not in remote.decode() and "Run 5 more queries" in remote.decode()
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-epsilon-pill" not in page
+
+
+def test_the_class_spots_disclosures_in_the_clinic_table(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE)
+    assert send(client, lesson, "Identity").status_code == 200
+    assert send(client, lesson, "Nobody").status_code == 400
+    assert list(lesson.actions.values_list("choice", flat=True)) == ["Identity"]
+    found = maths.disclosures(maths.publish(maths.clinic_table(lesson.seed)))
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    page = instructor.get(projector).content.decode()
+    assert f"data-identity>{len(found['identity'])}<" in page and "mark-identity" not in page
+    lesson.go(revealed=True)
+    assert 'class="mark mark-identity"' in instructor.get(projector).content.decode()
+
+
+def test_the_remote_applies_the_ons_practices_one_by_one(client, make_lesson, instructor):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE, step=1)
+    groups = maths.clinic_table(lesson.seed)
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    assert remote_post(client, lesson, "practices", {"practices": ["suppress"]}).status_code == 302
+    lesson.refresh_from_db()
+    assert lesson.practices == ["suppress"]
+    alone = maths.disclosures(maths.publish(groups, suppressed=True))
+    page = instructor.get(projector).content.decode()
+    assert f"data-identity>{len(alone['identity'])}<" in page and "c+" in page
+    data = {"practices": ["round", "collapse", "suppress"]}
+    assert remote_post(client, lesson, "practices", data).status_code == 302
+    page = instructor.get(projector).content.decode()
+    assert "data-identity>0<" in page and "16–49" in page and "35–49" not in page
+    # The phones vote for the next practice.
+    assert send(client, lesson, "Round to base 5").status_code == 200
+
+
+def test_an_unknown_practice_is_refused_and_nothing_changes(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE, step=1, practices=["round"])
+    response = remote_post(client, lesson, "practices", {"practices": ["shred"]})
+    assert response.status_code == 400
+    assert "Select a valid choice. shred is not one of the available choices." in (
+        response.content.decode()
+    )
+    lesson.refresh_from_db()
+    assert lesson.practices == ["round"]
+
+
+def test_the_practices_only_apply_in_their_step(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE, practices=["round", "suppress"])
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "c+" not in page  # step 1 shows the exact table
+
+
+def test_the_sparse_linkage_says_how_many_ratings_single_out_a_record(
+    client, make_lesson, instructor
+):
+    lesson = make_lesson(kind=Lesson.Kind.DISCLOSURE, step=2)
+    assert send(client, lesson, "3").status_code == 200
+    counts = maths.ratings(lesson.seed).candidates_by_known(6)
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    assert "data-singled" not in instructor.get(projector).content.decode()
+    lesson.go(revealed=True)
+    page = instructor.get(projector).content.decode()
+    assert f"data-singled>{counts.index(1) + 1}<" in page
+    assert f'<span class="tally-n">{counts[0]}</span>' in page
+
+
+def reports(lesson, yes: int, no: int) -> None:
+    """Randomized reports as the phones send them (what the server stores)."""
+    question = lesson.survey.questions.get()
+    bulk_record(lesson.survey, [{question.id: 1}] * yes + [{question.id: 0}] * no, simulated=False)
+
+
+def test_an_attack_lesson_brings_its_own_question_asked_with_coins(instructor, owner):
+    response = instructor.post(reverse("classroom:lesson_start", args=["attack"]))
+    lesson = Lesson.objects.get()
+    question = lesson.survey.questions.get()
+    assert (question.design_name, question.design.epsilon) == (
+        "forced_response",
+        pytest.approx(math.log(3)),
+    )
+    assert lesson.survey.mode == "classroom" and lesson.survey.owner == owner
+    page = instructor.get(lesson.get_absolute_url()).content.decode()
+    assert f'href="{lesson.survey.get_absolute_url()}"' in page
+    # The lesson's question is not a lone demo of its own on the classroom page.
+    classroom = instructor.get("/classroom/new/")
+    assert lesson.survey not in classroom.context["single_questions"]
+    assert response.status_code == 302
+
+
+def test_lock_and_new_round_reach_the_phones_answering_the_question(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK)
+    remote_post(client, lesson, "lock")
+    lesson.survey.refresh_from_db()
+    assert lesson.survey.is_locked
+    remote_post(client, lesson, "unlock")
+    remote_post(client, lesson, "new-round")
+    lesson.survey.refresh_from_db()
+    assert not lesson.survey.is_locked and lesson.survey.current_round == 2
+
+
+def test_a_phone_on_the_question_goes_back_to_the_lesson_after_answering(client, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK)
+    status = reverse("classroom:student_status", args=[lesson.survey.slug])
+    assert "data-current" not in client.get(status).content.decode()
+    lesson.go(step=1)
+    assert f'data-current="{lesson.get_absolute_url()}"' in client.get(status).content.decode()
+
+
+def test_differencing_the_class_reports_gives_a_report_never_an_answer(
+    client, make_lesson, instructor
+):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK, step=1)
+    reports(lesson, yes=3, no=5)
+    context = lessons.lesson_context(lesson)
+    assert (context["yes"], context["n_reports"]) == (3, 8)
+    assert context["yes"] - context["without"] == context["report"]
+    assert context["belief"] == pytest.approx(0.75 if context["report"] else 0.25)
+    assert send(client, lesson, "A little").status_code == 200
+    projector = reverse("classroom:lesson_projector", args=[lesson.id])
+    assert "data-x-report>?<" in instructor.get(projector).content.decode()
+    lesson.go(revealed=True)
+    page = instructor.get(projector).content.decode()
+    assert f"data-belief>{100 * context['belief']:.1f} %<" in page and "ln 3" in page
+
+
+def test_averaging_repeated_answers_learns_nothing_from_the_memo(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK, step=2, revealed=True)
+    memo, fresh = maths.averaging_attack(lesson.seed, 0.75, 0.25, asks=20)
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert f"data-memo-belief>{100 * memo[-1]:.1f} %<" in page
+    assert fresh[-1] > 0.9 and 'data-line="fresh"' in page
+    assert f"data-fresh-belief>{100 * fresh[-1]:.1f} %<" in page
+    lesson.go(seed=9494)  # twenty fresh flips that leave no doubt
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id])).content.decode()
+    assert "data-fresh-belief>more than 99.9 %<" in page
+
+
+def test_an_attack_lesson_whose_question_was_deleted_gets_a_fresh_one(instructor, make_lesson):
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK)
+    lesson.survey.delete()
+    lesson.refresh_from_db()
+    assert lesson.survey is None
+    page = instructor.get(reverse("classroom:lesson_projector", args=[lesson.id]))
+    assert page.status_code == 200
+    lesson.refresh_from_db()
+    assert lesson.survey.questions.get().text == "Have you ever cheated on an exam?"

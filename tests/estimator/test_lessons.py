@@ -347,3 +347,181 @@ def test_smaller_delta_needs_more_noise_and_the_loss_beyond_epsilon_shrinks():
 def test_gaussian_refuses_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# The reusable holdout
+
+
+def test_thresholdout_mostly_returns_the_training_value_while_the_holdout_agrees():
+    holdout = lessons.Thresholdout(np.random.default_rng(1), threshold=0.04, sigma=0.01)
+    answers = [holdout.answer(0.7, 0.705) for _ in range(2000)]
+    # Only when the noisy threshold T̂ + η falls below 0.005 does the holdout answer.
+    assert 0.7 < answers.count(0.7) / 2000 < 0.95
+    assert holdout.spent == 2000 - answers.count(0.7)
+
+
+def test_thresholdout_answers_the_holdout_with_laplace_noise_when_they_disagree():
+    sigma = 0.01
+    holdout = lessons.Thresholdout(np.random.default_rng(2), sigma=sigma, budget=10_000)
+    answers = np.array([holdout.answer(0.9, 0.5) for _ in range(4000)])
+    assert holdout.spent == 4000
+    # Lap(σ) around the holdout value: mean 0.5, mean absolute deviation σ.
+    assert abs(answers.mean() - 0.5) < 0.001
+    assert np.mean(np.abs(answers - 0.5)) == pytest.approx(sigma, rel=0.05)
+
+
+def test_thresholdout_says_nothing_once_its_budget_is_spent():
+    holdout = lessons.Thresholdout(np.random.default_rng(3), budget=2)
+    assert [holdout.answer(0.9, 0.1) is None for _ in range(3)] == [False, False, True]
+
+
+@pytest.mark.parametrize("seed", [3, 7, 11])
+def test_reusing_the_holdout_overfits_it_and_thresholdout_does_not(seed):
+    analysis = lessons.holdout_analysis(seed)
+    naive, guarded = analysis.naive, analysis.thresholdout
+    assert len(naive.reported) == len(guarded.reported) == 20
+    # The features are pure noise: every model is at chance on fresh data.
+    assert all(abs(a - 0.5) < 0.06 for a in naive.fresh + guarded.fresh)
+    # Reused directly, the holdout's accuracy climbs far above the fresh one.
+    assert naive.reported[-1] - naive.fresh[-1] > 0.08
+    assert naive.reported[-1] > naive.reported[0] + 0.04
+    # Through Thresholdout it stays within about T of the truth (its answers are the
+    # training value while that is within a noisy T̂ + η), while the training accuracy climbs.
+    errors = np.abs(np.array(guarded.reported) - np.array(guarded.fresh))
+    assert np.median(errors) < 0.05 and np.median(errors) < naive.reported[-1] - naive.fresh[-1]
+    assert guarded.training[-1] - guarded.reported[-1] > 0.08
+    assert 0 < guarded.over_threshold <= 1000 and naive.over_threshold == 0
+
+
+def test_the_holdout_analysis_comes_from_the_seed():
+    lessons.holdout_analysis.cache_clear()
+    first = lessons.holdout_analysis(5)
+    lessons.holdout_analysis.cache_clear()
+    assert lessons.holdout_analysis(5) == first
+    assert lessons.holdout_analysis(6) != first
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: lessons.Thresholdout(np.random.default_rng(), sigma=0), "must be positive"),
+        (lambda: lessons.Thresholdout(np.random.default_rng(), budget=0), "must be positive"),
+        (lambda: lessons.holdout_analysis(1, n=5), "n must be"),
+    ],
+)
+def test_holdout_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# Statistical disclosure control
+
+
+def test_the_exact_clinic_table_discloses_all_three_ways():
+    groups = lessons.clinic_table(7)
+    assert len(groups) == len(lessons.AREAS) * len(lessons.AGE_BANDS)
+    found = lessons.disclosures(lessons.publish(groups))
+    for kind in lessons.DISCLOSURES:
+        assert found[kind], kind
+    by_label = {f"{g.area} {g.band}": g for g in groups}
+    for label in found["attribute"]:
+        assert by_label[label].negative == 0 < by_label[label].positive
+    for label in found["membership"]:
+        assert by_label[label].patients == by_label[label].population
+    for label in found["identity"]:
+        assert {by_label[label].positive, by_label[label].negative} & {1, 2}
+
+
+def test_a_suppressed_cell_comes_back_from_the_exact_row_total():
+    group = lessons.Group("North", "65+", population=30, positive=1, negative=9)
+    (row,) = lessons.publish([group], suppressed=True)
+    assert (row.positive.shown, row.negative.shown, row.total.shown) == ("c", "9", "10")
+    assert (row.positive.low, row.positive.high) == (1, 1)  # 10 − 9: differencing
+    assert lessons.disclosures([row])["identity"] == ["North 65+"]
+    (row,) = lessons.publish([group], suppressed=True, rounded=True)
+    assert (row.positive.shown, row.negative.shown, row.total.shown) == ("c", "10", "10")
+    assert lessons.disclosures([row]) == {"identity": [], "attribute": [], "membership": []}
+
+
+def test_rounding_to_base_5_and_collapsing_change_the_counts_as_the_ons_does():
+    groups = [
+        lessons.Group("East", band, population=10, positive=p, negative=n)
+        for band, p, n in (("16–24", 3, 4), ("25–34", 1, 1), ("50–64", 2, 0), ("65+", 6, 7))
+    ]
+    rows = lessons.publish(groups, rounded=True)
+    assert [(r.positive.shown, r.negative.shown, r.total.shown) for r in rows] == [
+        ("5", "5", "5"),
+        ("0", "0", "0"),
+        ("0", "0", "0"),
+        ("5", "5", "15"),
+    ]
+    collapsed = lessons.publish(groups, collapsed=True)
+    assert [(r.label, r.population, r.total.shown) for r in collapsed] == [
+        ("East 16–49", 20, "9"),
+        ("East 50+", 20, "15"),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_all_three_practices_together_leave_no_group_certain(seed):
+    groups = lessons.clinic_table(seed)
+    rows = lessons.publish(groups, rounded=True, collapsed=True, suppressed=True)
+    assert lessons.disclosures(rows) == {"identity": [], "attribute": [], "membership": []}
+    # Every published interval still holds the true count.
+    exact = {r.label: r for r in lessons.publish(groups, collapsed=True)}
+    for row in rows:
+        for name in ("positive", "negative", "total"):
+            true = getattr(exact[row.label], name).low
+            assert getattr(row, name).low <= true <= getattr(row, name).high
+
+
+def test_a_few_approximately_known_ratings_single_out_one_record():
+    data = lessons.ratings(7)
+    counts = data.candidates_by_known(6)
+    assert counts == sorted(counts, reverse=True) and counts[0] > 5 and counts[-1] == 1
+    known = data.known(6)
+    assert data.matching(known) == [data.target]
+    rated = data.by_user[data.target]
+    assert all(abs(rated[f] - s) <= 1 for f, s in known.items())
+    assert lessons.ratings(7) == data and lessons.ratings(8) != data
+
+
+def test_ratings_refuse_bad_sizes():
+    with pytest.raises(ValueError, match="per_user"):
+        lessons.ratings(1, films=5, per_user=20)
+
+
+# Attack your own class
+
+
+def test_one_report_moves_the_odds_by_at_most_e_to_the_epsilon():
+    epsilon = math.log(3)
+    for yes in (0, 1):
+        belief = lessons.report_posterior(yes, 1 - yes, 0.75, 0.25)
+        odds = belief / (1 - belief)
+        assert math.exp(-epsilon) - 1e-12 <= odds <= math.exp(epsilon) + 1e-12
+    assert lessons.report_posterior(1, 0, 0.75, 0.25) == pytest.approx(0.75)
+    # Bayes' rule by brute force with a prior of 0.2.
+    brute = 0.2 * 0.75**2 * 0.25 / (0.2 * 0.75**2 * 0.25 + 0.8 * 0.25**2 * 0.75)
+    assert lessons.report_posterior(2, 1, 0.75, 0.25, prior=0.2) == pytest.approx(brute)
+
+
+def test_averaging_learns_nothing_from_the_memo_and_everything_from_fresh_coins():
+    memo, fresh = lessons.averaging_attack(3, 0.75, 0.25, asks=60)
+    assert len(set(memo)) == 1 and memo[0] in (pytest.approx(0.75), pytest.approx(0.25))
+    assert fresh[-1] > 0.999 and fresh[0] == memo[0]
+    _, fresh_no = lessons.averaging_attack(3, 0.75, 0.25, asks=60, truth=0)
+    assert fresh_no[-1] < 0.001
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: lessons.report_posterior(1, 0, 1.0, 0.25), "between 0 and 1"),
+        (lambda: lessons.report_posterior(-1, 0, 0.75, 0.25), "negative"),
+        (lambda: lessons.averaging_attack(1, 0.75, 0.25, asks=0), "at least 1"),
+    ],
+)
+def test_attack_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from classroom.lessons import lesson_context
-from classroom.models import Lesson, Session
+from classroom.models import DEFAULT_QUESTION, Lesson, Session
 from survey.models import Invite, Survey
 from tests.i18n.catalogue import TRANSLATED, english_runs, visible_text
 from tests.survey.test_respondent_views import MIXED, add_questions
@@ -24,6 +24,7 @@ pytestmark = pytest.mark.django_db
 WRITTEN = [
     "Exam honesty",
     "Lecture questions",
+    DEFAULT_QUESTION,  # the attack lesson's question, as a demo's
     *[text for *_, text in MIXED],
     *[option for *_, options, _ in MIXED for option in options],
 ]
@@ -146,6 +147,10 @@ def student_pages(surveys: dict[str, Survey], owner) -> dict[str, Page]:
     return pages
 
 
+# The lessons whose phones press one button (nothing to choose, so no invalid choice).
+NO_CHOICE = (Lesson.Kind.LAPLACE, Lesson.Kind.LOCAL, Lesson.Kind.GAUSSIAN, Lesson.Kind.HOLDOUT)
+
+
 def lesson_page(lesson: Lesson, step: int) -> Page:
     """The step as a phone shows it, then after sending a valid and an invalid choice."""
 
@@ -153,10 +158,14 @@ def lesson_page(lesson: Lesson, step: int) -> Page:
         Lesson.objects.filter(pk=lesson.pk).update(step=step)
         lesson.refresh_from_db()
         url = lesson.get_absolute_url()
-        choices = lesson_context(lesson).get("choices") or ["query"]
+        choices = lesson_context(lesson).get("choices")
+        if not choices and lesson.kind not in NO_CHOICE:
+            # A step that only explains (and links to the question): nothing to send.
+            return get(client, url, language) + post(client, url, language, {}, 400)
+        choices = choices or ["query"]
         sent = post(client, url, language, {"choice": choices[0]})
         shown = get(client, url, language)
-        if lesson.kind in (Lesson.Kind.LAPLACE, Lesson.Kind.LOCAL, Lesson.Kind.GAUSSIAN):
+        if lesson.kind in NO_CHOICE:
             return shown + sent
         return shown + sent + post(client, url, language, {"choice": "none of these"}, 400)
 

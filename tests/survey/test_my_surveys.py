@@ -28,14 +28,15 @@ def cell(row: str, label: str) -> str:
     return re.sub(r"<[^>]+>", "", match[1]).strip()
 
 
-def test_each_survey_shows_its_responses_created_day_and_last_answer_hour(logged_in, survey):
+def test_each_survey_shows_its_responses_created_hour_and_last_answer_hour(logged_in, survey):
     earlier = datetime(2026, 3, 2, 9, tzinfo=UTC)
+    Survey.objects.filter(pk=survey.pk).update(created=earlier - timedelta(minutes=47))
     simulate_respondents(survey, 7, 0.3, hour=earlier)
     simulate_respondents(survey, 5, 0.3, hour=earlier + timedelta(hours=5))
     quiet = Survey.objects.create(owner=survey.owner, title="Nobody yet")
     row = row_of(logged_in.get("/surveys/").content.decode(), survey)
     assert cell(row, "Responses") == "12"
-    assert cell(row, "Created") == f"{survey.created:%Y-%m-%d}"
+    assert cell(row, "Created") == f"{timezone.localtime(earlier):%Y-%m-%d} 08:00"
     last = timezone.localtime(earlier + timedelta(hours=5))
     assert cell(row, "Last answer") == f"{last:%Y-%m-%d %H}:00"
     empty = row_of(logged_in.get("/surveys/").content.decode(), quiet)

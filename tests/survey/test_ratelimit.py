@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
 from django.test import RequestFactory
 from django.urls import reverse
 
@@ -245,7 +246,8 @@ def on_redis(settings, tight):
     """The shared counters of a multi-process deployment (CI starts Redis; a machine
     without it skips these tests)."""
     redis = pytest.importorskip("redis")
-    url = "redis://127.0.0.1:6379/14"
+    # A database of its own per engine: CI runs the SQLite and PostgreSQL suites side by side.
+    url = f"redis://127.0.0.1:6379/{14 if connection.vendor == 'sqlite' else 15}"
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=1)
         client.flushdb()
