@@ -50,6 +50,19 @@ class EntryBase(serializers.Serializer):
     )
 
 
+class ArmCount(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The arm (0 or 1).")
+    n = serializers.IntegerField(help_text="Reports given in this arm.")
+    yes_count = serializers.IntegerField()
+
+
+class Quantity(serializers.Serializer):
+    estimate = _number("The maximum-likelihood estimate.")
+    std_error = _number("Its standard error (null where not identified).")
+    ci_low = _number("Lower end of its profile-likelihood interval.")
+    ci_high = _number("Upper end of its profile-likelihood interval.")
+
+
 class BinaryEntry(EntryBase):
     yes_count = serializers.IntegerField()
     raw_yes_rate = _number("Share of 'yes' reports (null without reports).")
@@ -58,6 +71,24 @@ class BinaryEntry(EntryBase):
     std_error = _number("Standard error of the estimate.")
     ci_low = _number("Lower end of the interval.")
     ci_high = _number("Upper end of the interval.")
+    arms = ArmCount(
+        many=True,
+        required=False,
+        help_text="A design with arms: reports per arm (the estimate is π, its interval from "
+        "the profile likelihood).",
+    )
+    honesty = Quantity(required=False, help_text="Stochastic lie detector: carriers' honesty t.")
+    honest_no = Quantity(required=False, help_text="Cheating detection: honest 'no' β.")
+    cheaters = Quantity(required=False, help_text="Cheating detection: cheaters γ.")
+    innocuous = Quantity(required=False, help_text="The innocuous question's prevalence.")
+    findings = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="What the detection found, in words (e.g. cheaters significantly above 0).",
+    )
+    warning = serializers.CharField(
+        allow_null=True, required=False, help_text="Set when nothing can be estimated yet."
+    )
 
 
 class OptionEntry(serializers.Serializer):

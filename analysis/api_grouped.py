@@ -179,7 +179,19 @@ class RegressionCoefficientSerializer(serializers.Serializer):
     )
 
 
+class HonestySerializer(serializers.Serializer):
+    estimate = serializers.FloatField()
+    std_error = serializers.FloatField()
+    ci_low = serializers.FloatField()
+    ci_high = serializers.FloatField()
+
+
 class RegressionSerializer(serializers.Serializer):
+    honesty = HonestySerializer(
+        required=False,
+        help_text="A stochastic-lie-detector outcome: the carriers' honesty t, estimated "
+        "beside the coefficients (RRreg's RRlog with model SLD); Wald interval.",
+    )
     survey = serializers.IntegerField()
     outcome = serializers.IntegerField()
     outcome_column = serializers.CharField()

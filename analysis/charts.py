@@ -177,6 +177,24 @@ def means_over_time(question: Question, hours: list[HourTally], level: float) ->
     return points
 
 
+def arms_over_time(question: Question, hours: list[HourTally], level: float) -> list[TimePoint]:
+    """A design with arms: the prevalence π and its profile interval as they stood at the
+    end of each hour with answers (at most :data:`MAX_POINTS` of them, each a small fit)."""
+    design, counts, cumulative = question.design, Counter(), []
+    n = simulated = 0
+    for hour in hours:
+        counts.update(hour.tally.counts)
+        n, simulated = n + hour.tally.count, simulated + hour.tally.simulated
+        cumulative.append((hour.hour, n, simulated, Counter(counts)))
+    points = []
+    for stamp, n, simulated, counts in thin(cumulative):
+        estimate = design.estimate_from_tally(counts, NumberStats(n, 0, 0))
+        if estimate.has_data:
+            low, high = estimate.ci(design.parameter_names[0], level)
+            points.append(TimePoint(stamp, n, simulated, estimate.estimate, low, high))
+    return points
+
+
 def _line_points(line, hours, yes, n, simulated, level: float, method: str) -> list[TimePoint]:
     low, high = line.interval(yes, n, level, method)
     estimates = np.clip((yes / n - line.c) / line.t, 0.0, 1.0)
@@ -447,7 +465,7 @@ class Panel:
         """The result's word on the data (e.g. that they contradict the design)."""
         if self.shown is not None:
             return self.shown.warning
-        return self.result.estimate.warning(self.result.level, self.result.method)
+        return self.result.warning
 
 
 def question_panels(results: SurveyResults) -> list[Panel]:

@@ -41,9 +41,10 @@ def estimates_csv(results: SurveyResults) -> str:
 
 
 def estimate_rows(entry: dict) -> list[dict]:
-    """An estimates entry as CSV rows: one for a yes/no question, one per option for a
-    multiple-choice question (``yes_count``/``raw_yes_rate`` are then that option's
-    reports and rate), one for a number (``estimate`` is the mean)."""
+    """An estimates entry as CSV rows: one for a yes/no question (and one per other
+    quantity of a design with arms), one per option for a multiple-choice question
+    (``yes_count``/``raw_yes_rate`` are then that option's reports and rate), one for a
+    number (``estimate`` is the mean)."""
     common = {key: entry.get(key) for key in ("question", "text", "n", "n_simulated", "skipped")}
     common |= {key: entry.get(key) for key in ("level", "method", "epsilon")}
     common["kind"] = entry.get("kind", "binary")
@@ -66,4 +67,18 @@ def estimate_rows(entry: dict) -> list[dict]:
             | {"estimate": entry["mean"], "estimate_unbiased": entry["mean_unbiased"]}
             | {key: entry[key] for key in ("std_error", "ci_low", "ci_high")}
         ]
+    if "arms" in entry:
+        # A design with arms: the prevalence's row, then one per other quantity (named in
+        # ``option``: honesty, honest_no, cheaters), each with its SE and interval.
+        main = {key: value for key, value in entry.items() if key in ESTIMATE_COLUMNS}
+        quantities = [
+            common | {"option": key, "option_text": key.replace("_", " ")} | entry[key]
+            for key in QUANTITY_KEYS
+            if key in entry
+        ]
+        return [main | common, *quantities]
     return [entry | common]
+
+
+# The keys of an arms design's quantities beside the prevalence in an estimates entry.
+QUANTITY_KEYS = ("honesty", "honest_no", "cheaters", "innocuous")

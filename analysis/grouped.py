@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.results import population_for
+from estimator.arms import sld_regression
 from estimator.compare import compare as compare_groups
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
@@ -72,7 +73,11 @@ def named(question: Question) -> str:
     return f"q{question.position + 1} (“{question.text}”)"
 
 
-def _randomized(survey: Survey, field: str, raw, kinds: tuple[str, ...]) -> Question:
+def _randomized(
+    survey: Survey, field: str, raw, kinds: tuple[str, ...], *, arms: bool = False
+) -> Question:
+    """A randomized question of one of ``kinds``; a design with arms only where the
+    analysis takes it (``arms``: a model whose outcome's design fits one)."""
     question = _question(survey, field, raw)
     if not question.design.randomized:
         raise AnalysisError(
@@ -84,6 +89,13 @@ def _randomized(survey: Survey, field: str, raw, kinds: tuple[str, ...]) -> Ques
             field,
             f"{named(question)} is a {question.kind} question; {field} must be "
             f"a randomized {' or '.join(kinds)} question",
+        )
+    if question.design.has_arms and not (arms and question.design.regression_with_arms):
+        raise AnalysisError(
+            field,
+            f"{named(question)} uses a design with arms: its estimates are on the results "
+            "page and the estimates endpoint; breakdowns, cross-tabs, comparisons and models "
+            f"do not take it yet, so choose another {field}",
         )
     return question
 
@@ -615,7 +627,8 @@ def regression(
     fitted in R on the export names them alike: a choice covariate is dummy-coded against
     its first option, a yes/no or number covariate enters as its 0/1 or number.
     """
-    outcome = _randomized(survey, "outcome", outcome_raw, (Question.Kind.BINARY,))
+    outcome = _randomized(survey, "outcome", outcome_raw, (Question.Kind.BINARY,), arms=True)
+    with_arms = outcome.design.has_arms
     if not isinstance(covariates_raw, list) or not covariates_raw:
         raise AnalysisError(
             "covariates",
@@ -640,7 +653,10 @@ def regression(
     counts = counts or survey_counts(survey)
     patterns: dict[tuple, list[int]] = {}
     for (report, *values), n in counts.joint([outcome.id, *(q.id for q in covariates)]).items():
-        yes_n = patterns.setdefault(tuple(values), [0, 0])
+        # A design with arms: one pattern per arm too (its report is arm·2 + answer).
+        arm, report = divmod(report, 2) if with_arms else (None, report)
+        key = (*values, arm) if with_arms else tuple(values)
+        yes_n = patterns.setdefault(key, [0, 0])
         yes_n[0] += n if report == 1 else 0
         yes_n[1] += n
     if not patterns:
@@ -659,8 +675,27 @@ def regression(
     matrix = design_matrix(values, levels) if values else None
     yes = [patterns[key][0] for key in keys]
     n = [patterns[key][1] for key in keys]
+    if with_arms and randomized:
+        raise AnalysisError(
+            "covariates",
+            f"{named(outcome)} uses a design with arms: its model takes directly asked "
+            "covariates only, so leave out " + " and ".join(named(q) for q in randomized),
+        )
+    honesty = None
     try:
-        if randomized:
+        if with_arms:
+            fitted = sld_regression(
+                outcome.design, matrix, [key[-1] for key in keys], yes, n, level=level
+            )
+            result = fitted.regression
+            low, high = fitted.honesty_ci()
+            honesty = {
+                "estimate": fitted.honesty,
+                "std_error": fitted.honesty_std_error,
+                "ci_low": low,
+                "ci_high": high,
+            }
+        elif randomized:
             covariate = randomized[0]
             result = fit_with_randomized_covariate(
                 matrix.rows if matrix else np.ones((len(keys), 1)),
@@ -679,7 +714,7 @@ def regression(
             result = fit(matrix, yes=yes, n=n, t=outcome.design.t, c=outcome.design.c, level=level)
     except ValueError as error:
         raise AnalysisError("covariates", str(error)) from None
-    return {
+    return ({"honesty": honesty} if honesty else {}) | {
         "survey": survey.id,
         "outcome": outcome.id,
         "outcome_column": columns[outcome.id],
@@ -753,7 +788,9 @@ def breakdown_pairs(survey: Survey) -> list[tuple[Question, Question]]:
     return [
         (question, by)
         for question in survey.questions.all()
-        if question.design.randomized and question.kind in BROKEN_DOWN
+        if question.design.randomized
+        and question.kind in BROKEN_DOWN
+        and not question.design.has_arms
         for by in groups
     ]
 

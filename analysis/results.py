@@ -8,10 +8,12 @@ estimate comes from its own design (``design.estimate_from_tally``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from estimator.arms import ArmsEstimate
 from estimator.designs import composition, json_epsilon
 from estimator.estimates import (
     MEAN_METHODS,
@@ -33,7 +35,9 @@ from survey.models import Question, Survey
 # Every name the estimates accept for an interval method (``jeffreys`` is the old name
 # of ``uniform_hpd``, still accepted and echoed as asked).
 METHOD_NAMES = (*INTERVAL_METHODS, *METHOD_ALIASES)
-Estimate = BinaryEstimate | ChoiceEstimate | NumberEstimate
+Estimate = BinaryEstimate | ChoiceEstimate | NumberEstimate | ArmsEstimate
+# Intervals of designs with arms come from the profile likelihood, whatever the method.
+ARMS_METHOD = "profile"
 
 
 @dataclass(frozen=True)
@@ -59,17 +63,24 @@ class QuestionResult:
 
     @property
     def interval_method(self) -> str:
-        """The method the interval was computed with: a mean has its own (``t``)."""
+        """The method the interval was computed with: a mean has its own (``t``), a
+        design with arms the profile likelihood."""
+        if isinstance(self.estimate, ArmsEstimate):
+            return ARMS_METHOD
         return MEAN_METHODS[0] if isinstance(self.estimate, NumberEstimate) else self.method
 
     @property
     def interval(self) -> Any:
         """``(low, high)`` (per option for a choice question), or None without data."""
+        if isinstance(self.estimate, ArmsEstimate):
+            return self.estimate.ci(self.estimate.design.parameter_names[0], self.level)
         return self.estimate.ci(self.level, self.interval_method)
 
     @property
     def warning(self) -> str | None:
         """The design's word on the data, e.g. that they contradict it, or None."""
+        if isinstance(self.estimate, ArmsEstimate):
+            return self.estimate.message
         if isinstance(self.estimate, ChoiceEstimate):
             warnings = [o.warning(self.level, self.method) for o in self.estimate.options]
             return next((w for w in warnings if w), None)
@@ -116,7 +127,9 @@ class QuestionResult:
             "skipped": self.tally.skipped,
         }
         est = self.estimate
-        if isinstance(est, BinaryEstimate):
+        if isinstance(est, ArmsEstimate):
+            entry |= self._arms(est)
+        elif isinstance(est, BinaryEstimate):
             entry |= self._binary(est)
         elif isinstance(est, ChoiceEstimate):
             entry |= {"kind": self.kind, "options": self.options, "warning": self.warning}
@@ -140,6 +153,69 @@ class QuestionResult:
             "std_error": est.std_error,
             "ci_low": low,
             "ci_high": high,
+        }
+
+    @property
+    def quantities(self) -> list[dict]:
+        """A design with arms: every quantity beside the prevalence (carriers' honesty,
+        honest "no", cheaters…) with its key, label, SE and interval; empty otherwise."""
+        est = self.estimate
+        if not isinstance(est, ArmsEstimate):
+            return []
+        design = est.design
+        out = []
+        for name, key in design.quantity_keys.items():
+            entry = {"key": key, "label": design.quantity_labels[name]}
+            if est.has_data:
+                se = est.std_error(name)
+                low, high = est.ci(name, self.level)
+                entry |= {
+                    "estimate": est[name],
+                    "std_error": se if math.isfinite(se) else None,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "interval": (low, high),
+                }
+            else:
+                entry |= dict.fromkeys(("estimate", "std_error", "ci_low", "ci_high", "interval"))
+            out.append(entry)
+        return out
+
+    @property
+    def findings(self) -> list[str]:
+        """What a design with arms detected, in words (e.g. cheaters significantly above 0)."""
+        est = self.estimate
+        return est.findings(self.level) if isinstance(est, ArmsEstimate) else []
+
+    @property
+    def arms(self) -> dict | None:
+        """A design with arms: its entry (prevalence, reports per arm, the other
+        quantities, findings) as the estimates API gives it; None for other designs."""
+        return self._arms(self.estimate) if isinstance(self.estimate, ArmsEstimate) else None
+
+    def _arms(self, est: ArmsEstimate) -> dict:
+        low, high = self.interval or (None, None)
+        se = est.std_error(est.design.parameter_names[0]) if est.has_data else None
+        moments = est.design.moment_solution(est.yes / est.per_arm) if est.has_data else None
+        return {
+            "yes_count": int(est.yes.sum()),
+            "raw_yes_rate": est.raw_yes_rate,
+            "estimate": est.estimate,
+            # The moment solution: unbiased to first order, and may leave [0, 1].
+            "estimate_unbiased": None if moments is None else float(moments[0]),
+            "std_error": se if se is None or math.isfinite(se) else None,
+            "ci_low": low,
+            "ci_high": high,
+            "arms": [
+                {"index": j, "n": int(n), "yes_count": int(y)}
+                for j, (n, y) in enumerate(zip(est.per_arm, est.yes, strict=True))
+            ],
+            **{
+                q["key"]: {k: q[k] for k in ("estimate", "std_error", "ci_low", "ci_high")}
+                for q in self.quantities
+            },
+            "findings": self.findings,
+            "warning": self.warning,
         }
 
     def _number(self, est: NumberEstimate) -> dict:

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from analysis.audit import record_analysis
 from analysis.charts import (
     IntervalRow,
+    arms_over_time,
     bounds_scale,
     estimates_over_time,
     forest_plot,
@@ -64,6 +65,9 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
     elif chosen and chosen.kind == "number":
         points = thin(means_over_time(chosen, hours, level))
         over_time = over_time_chart(chosen, points, level)
+    elif chosen and chosen.design.has_arms:
+        points = arms_over_time(chosen, hours, level)
+        over_time = over_time_chart(chosen, points, level)
     elif chosen:
         points = thin(estimates_over_time(chosen, hours, level, method))
         over_time = over_time_chart(chosen, points, level)
@@ -97,9 +101,15 @@ def _analysis_page(request: HttpRequest, template: str, context: dict) -> HttpRe
     return render(request, f"{template}#analysis" if request.htmx else template, context)
 
 
-def _choices(survey, randomized: bool, kinds) -> list:
+def _choices(survey, randomized: bool, kinds, *, arms: bool = False) -> list:
+    """The questions an analysis offers; designs with arms only where it takes them
+    (``arms``: a model, for a design whose regression is fitted with its arms)."""
     return [
-        q for q in survey.questions.all() if q.design.randomized == randomized and q.kind in kinds
+        q
+        for q in survey.questions.all()
+        if q.design.randomized == randomized
+        and q.kind in kinds
+        and (not q.design.has_arms or (arms and q.design.regression_with_arms))
     ]
 
 
@@ -260,7 +270,7 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     its odds ratios on a log axis."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, _, errors = parse_estimate_options(request.GET)
-    outcomes = _choices(survey, True, (Question.Kind.BINARY,))
+    outcomes = _choices(survey, True, (Question.Kind.BINARY,), arms=True)
     covariates = _choices(survey, False, DIRECT_CATEGORICAL + (Question.Kind.NUMBER,))
     outcome = _picked(request, "outcome", outcomes)
     latent = [q for q in outcomes if q != outcome and has_line(q)]

@@ -60,6 +60,8 @@ MIX = [
     ("choice", ["never", "once", "more"], "k_rr", {"epsilon": 1.0986}),
     ("number", [], "laplace", {"epsilon": 1.0, "lower": 0, "upper": 30}),
     ("choice", ["1st year", "2nd year", "3rd year"], "direct", {}),
+    # A design with arms: the report goes with the arm the device drew.
+    ("binary", [], "stochastic_lie_detector", {"p": [2 / 12, 10 / 12], "arm_weights": [0.5, 0.5]}),
 ]
 SETUP_SURVEY = """
 import json
@@ -78,7 +80,9 @@ print(json.dumps({{"id": survey.id, "slug": survey.slug, "design": survey.design
                   # Reports each question can receive: its design's outputs, or a spread
                   # of numbers around its bounds, noise included.
                   "reports": [q.design.output_description().get("values")
-                              or list(range(-40, 71)) for q in questions]}}))
+                              or list(range(-40, 71)) for q in questions],
+                  # How many arms each question's design draws from (0: none).
+                  "arms": [q.design.output_description().get("arms", 0) for q in questions]}}))
 """
 
 
@@ -351,8 +355,9 @@ def submitter(survey: dict):
         sid = str(uuid.uuid4())
         answers = [
             {"question": q, "value": reports[(i + k) % len(reports)]}
-            for k, (q, reports) in enumerate(
-                zip(survey["questions"], survey["reports"], strict=True)
+            | ({"arm": (i // 2 + k) % arms} if arms else {})
+            for k, (q, reports, arms) in enumerate(
+                zip(survey["questions"], survey["reports"], survey["arms"], strict=True)
             )
         ]
         # What the respondent page sends.
@@ -463,7 +468,10 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2 * os.cpu_count() + 1)
     parser.add_argument(
-        "--questions", type=int, default=4, help="cycling through yes/no, choice, number, direct"
+        "--questions",
+        type=int,
+        default=5,
+        help="cycling through yes/no, choice, number, direct, stochastic lie detector",
     )
     parser.add_argument("--rounds", type=int, default=5, help="alternating no-op/submit rounds")
     parser.add_argument(

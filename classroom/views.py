@@ -277,7 +277,8 @@ def _yes_no_design(survey: Survey) -> BinaryDesign | None:
     """The design the coins explanation speaks of: the first question's, when it is a
     yes/no question (a survey without questions gets the classic two coins)."""
     designs = survey.designs() or [CLASSIC]
-    return designs[0] if designs[0].kind == Question.Kind.BINARY else None
+    plain = designs[0].kind == Question.Kind.BINARY and not designs[0].has_arms
+    return designs[0] if plain else None
 
 
 def explain_context(design: BinaryDesign) -> dict:

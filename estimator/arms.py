@@ -37,7 +37,7 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
-from estimator.designs import Design, _check_index, _count_vector, matrix_epsilon
+from estimator.designs import REGISTRY, Design, _check_index, _count_vector, matrix_epsilon
 from estimator.intervals import DEFAULT_LEVEL, NO_DATA_MESSAGE, check_level, z_value
 from estimator.params import Param
 
@@ -68,20 +68,49 @@ class ArmsDesign(Design):
     kind: ClassVar[str] = "binary"
     output_values: ClassVar[tuple[int, ...]] = tuple(range(2 * ARMS))
     has_arms: ClassVar[bool] = True
+    arms: ClassVar[int] = ARMS
     # The two estimated parameters, and the ones derived from them.
     parameter_names: ClassVar[tuple[str, str]]
     parameter_labels: ClassVar[tuple[str, str]]
     derived_names: ClassVar[tuple[str, ...]] = ()
     # The share the detection watches for: (parameter, words), or None.
     detects: ClassVar[tuple[str, str] | None] = None
+    # The API's key of each quantity beside the prevalence (SPEC §3.1), and its label.
+    quantity_keys: ClassVar[dict[str, str]] = {}
+    quantity_labels: ClassVar[dict[str, str]] = {}
+    # The second parameter a plan assumes (respondents who follow the instructions), in words.
+    planning_other: ClassVar[float] = 0.5
+    planning_words: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         self._check_params()
+        if len(self.arm_weights) != ARMS:
+            raise ValueError(f"arm_weights: one weight per arm ({ARMS}), got {self.arm_weights!r}")
         if any(w <= 0 for w in self.arm_weights):
             raise ValueError("arm_weights: every arm needs a weight above 0")
         self._check_identifiable()
 
     def _check_identifiable(self) -> None:
+        raise NotImplementedError
+
+    reanalysis_words: ClassVar[str] = ""
+    rrreg_model: ClassVar[str | None] = None
+    # The app's logistic regression takes this design as an outcome (sld_regression).
+    regression_with_arms: ClassVar[bool] = False
+
+    def rrreg_call(self, column: str) -> str | None:
+        """R's RRreg call that re-analyses the column with its arm column, or None."""
+        if self.rrreg_model is None:
+            return None
+        p = ", ".join(f"{v:.12g}" for v in getattr(self, "p", ()))
+        return (
+            f'RRreg::RRuni({column}, model = "{self.rrreg_model}", p = c({p}), '
+            f"group = {column}_arm + 1)"
+        )
+
+    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
+        """Per arm, the steps a respondent's device follows once the arm is drawn, as
+        :meth:`estimator.designs.BinaryDesign.chance_steps` gives them."""
         raise NotImplementedError
 
     # --- the model -------------------------------------------------------------------
@@ -177,8 +206,9 @@ class ArmsDesign(Design):
         direct = pi * (1 - pi)
         return math.inf if direct == 0 else float(self.unit_covariance(theta)[0, 0] / direct)
 
-    def estimate(self, counts: Any) -> ArmsEstimate:
-        """Estimate from the report counts ``[no₀, yes₀, no₁, yes₁]``."""
+    def estimate(self, counts: Any, *, population: int | None = None) -> ArmsEstimate:
+        """Estimate from the report counts ``[no₀, yes₀, no₁, yes₁]`` (``population`` is
+        accepted for the app's sake and not used: no finite-population correction here)."""
         values = _count_vector(counts, 2 * ARMS)
         yes = np.array(values[1::2], dtype=float)
         n = yes + np.array(values[0::2], dtype=float)
@@ -205,8 +235,21 @@ class StochasticLieDetector(ArmsDesign):
     parameter_names: ClassVar[tuple[str, str]] = ("pi", "t")
     parameter_labels: ClassVar[tuple[str, str]] = ("Prevalence π", "Carriers' honesty t")
     detects: ClassVar[tuple[str, str] | None] = ("t", "The share of carriers who lie, 1 − t =")
+    quantity_keys: ClassVar[dict[str, str]] = {"t": "honesty"}
+    planning_other: ClassVar[float] = 1.0
+    planning_words: ClassVar[str] = "if carriers answer honestly (t = 1)"
+    reanalysis_words: ClassVar[str] = (
+        "per arm a, P(report 1) = pi * t + (1 - pi) * (1 - p[a]); maximize the binomial "
+        "likelihood of the yes counts per arm over pi and t in [0, 1] (RRreg's SLD model)"
+    )
+    rrreg_model: ClassVar[str | None] = "SLD"
+    regression_with_arms: ClassVar[bool] = True
+    quantity_labels: ClassVar[dict[str, str]] = {"t": "Carriers' honesty t"}
     p: tuple[float, float] = (2 / 12, 10 / 12)
     arm_weights: tuple[float, float] = (0.5, 0.5)
+
+    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
+        return tuple(((p, "truth", "yes"),) for p in self.p)
 
     def _check_identifiable(self) -> None:
         if self.p[0] == self.p[1]:
@@ -253,6 +296,16 @@ class CheatingDetection(ArmsDesign):
     parameter_labels: ClassVar[tuple[str, str]] = ("Honest “yes” π", "Cheaters γ")
     derived_names: ClassVar[tuple[str, ...]] = ("beta",)
     detects: ClassVar[tuple[str, str] | None] = ("gamma", "The share of cheaters γ =")
+    quantity_keys: ClassVar[dict[str, str]] = {"beta": "honest_no", "gamma": "cheaters"}
+    planning_other: ClassVar[float] = 0.0
+    planning_words: ClassVar[str] = "if nobody cheats (γ = 0)"
+    reanalysis_words: ClassVar[str] = (
+        "per arm a, with h1 = p_truth[a] + (1 - p_truth[a]) * p_yes[a] and "
+        "h0 = (1 - p_truth[a]) * p_yes[a]: P(report 1) = pi * h1 + beta * h0, cheaters "
+        "gamma = 1 - pi - beta say no; maximize the binomial likelihood of the yes counts "
+        "per arm (Clark and Desharnais 1998)"
+    )
+    quantity_labels: ClassVar[dict[str, str]] = {"beta": "Honest “no” β", "gamma": "Cheaters γ"}
     p_truth: tuple[float, float] = (0.5, 0.75)
     p_yes: tuple[float, float] = (0.5, 0.5)
     arm_weights: tuple[float, float] = (0.5, 0.5)
@@ -262,6 +315,12 @@ class CheatingDetection(ArmsDesign):
         """P(yes | honest carrier) and P(yes | honest non-carrier) per arm."""
         pt, py = np.asarray(self.p_truth), np.asarray(self.p_yes)
         return pt + (1 - pt) * py, (1 - pt) * py
+
+    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
+        return tuple(
+            ((pt, "truth", "next"), (py, "yes", "no"))
+            for pt, py in zip(self.p_truth, self.p_yes, strict=True)
+        )
 
     def _check_identifiable(self) -> None:
         a, b = self._lines
@@ -317,6 +376,12 @@ class UnrelatedQuestionUnknown(ArmsDesign):
     )
     parameter_names: ClassVar[tuple[str, str]] = ("pi", "pi_innocuous")
     parameter_labels: ClassVar[tuple[str, str]] = ("Prevalence π", "Innocuous prevalence")
+    quantity_keys: ClassVar[dict[str, str]] = {"pi_innocuous": "innocuous"}
+    planning_words: ClassVar[str] = "if the innocuous prevalence is ½"
+    reanalysis_words: ClassVar[str] = (
+        "per arm a, P(report 1) = p_truth[a] * pi + (1 - p_truth[a]) * pi_innocuous"
+    )
+    quantity_labels: ClassVar[dict[str, str]] = {"pi_innocuous": "Innocuous prevalence"}
     p_truth: tuple[float, float] = (0.3, 0.7)
     arm_weights: tuple[float, float] = (0.5, 0.5)
 
@@ -392,8 +457,10 @@ class ArmsEstimate:
 
     design: ArmsDesign
     yes: np.ndarray
-    n: np.ndarray
+    per_arm: np.ndarray
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    # No finite-population correction for designs with arms (yet): always None.
+    population: None = None
 
     def __repr__(self) -> str:
         if not self.has_data:
@@ -408,11 +475,26 @@ class ArmsEstimate:
 
     @property
     def n_total(self) -> int:
-        return int(self.n.sum())
+        return int(self.per_arm.sum())
+
+    @property
+    def n(self) -> int:
+        """Respondents, over both arms (as every other estimate's ``n``)."""
+        return self.n_total
+
+    @property
+    def estimate(self) -> float | None:
+        """The prevalence π (the first parameter), as every other yes/no estimate."""
+        return None if not self.has_data else self[self.design.parameter_names[0]]
+
+    @property
+    def raw_yes_rate(self) -> float | None:
+        """The share of "yes" reports over both arms."""
+        return float(self.yes.sum() / self.n_total) if self.n_total else None
 
     @property
     def has_data(self) -> bool:
-        return bool(np.all(self.n > 0))
+        return bool(np.all(self.per_arm > 0))
 
     @property
     def message(self) -> str | None:
@@ -423,7 +505,7 @@ class ArmsEstimate:
         return NO_DATA_MESSAGE
 
     def loglik(self, theta: Sequence[float]) -> float:
-        return _loglik(self.design, theta, self.yes, self.n)
+        return _loglik(self.design, theta, self.yes, self.per_arm)
 
     def profile(self, j: int, value: float) -> tuple[float, float]:
         """(best other parameter, log-likelihood) with parameter ``j`` fixed at ``value``."""
@@ -439,7 +521,7 @@ class ArmsEstimate:
         if not self.has_data:
             return None
         if "theta" not in self._cache:
-            theta = self.design.moment_solution(self.yes / self.n)
+            theta = self.design.moment_solution(self.yes / self.per_arm)
             if not (np.all(np.isfinite(theta)) and self.design.feasible(theta)):
                 pi, _ = _maximize(lambda v: self.profile(0, v)[1], 0.0, 1.0)
                 theta = np.array([pi, self.profile(0, pi)[0]])
@@ -465,7 +547,7 @@ class ArmsEstimate:
             return None
         lam = np.clip(self.design.yes_rates(theta), 1e-12, 1 - 1e-12)
         jac = _jacobian(lambda th: np.asarray(self.design.yes_rates(th)), theta)
-        info = jac.T @ np.diag(self.n / (lam * (1 - lam))) @ jac
+        info = jac.T @ np.diag(self.per_arm / (lam * (1 - lam))) @ jac
         if abs(np.linalg.det(info)) < 1e-12 * max(1.0, float(np.abs(info).max()) ** 2):
             return np.full((2, 2), np.nan)
         return np.linalg.inv(info)
@@ -553,7 +635,7 @@ class ArmsEstimate:
         """Every quantity with its SE and interval, JSON-ready."""
         out: dict[str, Any] = {
             "n": self.n_total,
-            "n_per_arm": [int(v) for v in self.n],
+            "n_per_arm": [int(v) for v in self.per_arm],
             "yes_per_arm": [int(v) for v in self.yes],
         }
         if not self.has_data:
@@ -671,3 +753,9 @@ def sld_regression(
     # The line differs per arm: t here is the carriers' honesty, c the first arm's 1 − p.
     result = replace(result, t=honesty, c=float(1 - design.p[0]))
     return SLDRegressionResult(result, honesty, float(math.sqrt(covariance[k, k])), level)
+
+
+# The app offers the designs a respondent's device can follow. The unrelated question with
+# unknown prevalence waits for a way to ask the innocuous question on the page.
+for _cls in (StochasticLieDetector, CheatingDetection):
+    REGISTRY[(_cls.kind, _cls.name)] = _cls

@@ -91,6 +91,9 @@ class Design:
     compares_statements: ClassVar[bool] = False
     # A number design that sends one randomized bit rather than the number plus noise.
     sends_one_bit: ClassVar[bool] = False
+    # The device draws an arm before randomizing; the report is stored as arm·2 + answer.
+    has_arms: ClassVar[bool] = False
+    regression_with_arms: ClassVar[bool] = False
 
     def _check_params(self) -> None:
         for param in self.PARAMS:
@@ -1063,4 +1066,5 @@ def composition(designs: Iterable[Design]) -> Composition:
 
 # Designs kept in modules of their own register themselves on import; importing them here
 # puts them in REGISTRY whichever module is imported first.
+import estimator.arms  # noqa: E402, F401
 import estimator.one_bit  # noqa: E402, F401

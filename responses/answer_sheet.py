@@ -94,6 +94,9 @@ class AnswerSheet:
                 errors.append(f"question {qid} is answered more than once")
                 faulty.add(qid)
             elif value is None:
+                if answer.get("arm") is not None:
+                    errors.append(f"arm for question {qid}: a skip is sent without an arm")
+                    faulty.add(qid)
                 if not self.allow_skip:
                     errors.append(
                         f"value null for question {qid}: this survey does not allow skipping "
@@ -106,9 +109,9 @@ class AnswerSheet:
                 faulty.add(qid)
             else:
                 try:
-                    design.check_report(value)
+                    value = self._report(design, value, answer.get("arm"), qid)
                 except ValueError as error:
-                    errors.append(f"value {value!r} for question {qid}: {error}")
+                    errors.append(str(error))
                     faulty.add(qid)
             values[qid] = value
         for qid in self.hidden(values):
@@ -128,6 +131,28 @@ class AnswerSheet:
         if errors:
             raise InvalidAnswers(errors, frozenset(faulty | set(missing)))
         return values
+
+    @staticmethod
+    def _report(design: Design, value: int, arm: int | None, qid: int) -> int:
+        """The stored report: the value itself, or for a design with arms the value
+        (0/1) and its arm as one number (arm·2 + value)."""
+        if not design.has_arms:
+            if arm is not None:
+                raise ValueError(f"arm for question {qid}: its design has no arms, send no arm")
+            try:
+                return design.check_report(value)
+            except ValueError as error:
+                raise ValueError(f"value {value!r} for question {qid}: {error}") from None
+        if arm is None:
+            raise ValueError(
+                f"arm missing for question {qid}: its design draws an arm, send it with the value"
+            )
+        if isinstance(arm, bool) or not isinstance(arm, int) or not 0 <= arm < design.arms:
+            raise ValueError(f"arm {arm!r} for question {qid}: must be one of 0…{design.arms - 1}")
+        try:
+            return design.encode(arm, value)
+        except ValueError as error:
+            raise ValueError(f"value {value!r} for question {qid}: {error}") from None
 
     def hidden(self, values: dict[int, int | None]) -> set[int]:
         """The questions whose condition the answers do not meet (a skipped or hidden

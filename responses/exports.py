@@ -11,7 +11,7 @@ from django.db.models import Count
 from responses.batch import parse_key
 from responses.models import INBOXES, AnswerPattern
 from survey.codebook import question_columns
-from survey.models import Survey
+from survey.models import Question, Survey
 from survey.spreadsheets import csv_text
 
 
@@ -44,6 +44,21 @@ class Skipped:
 SKIPPED = Skipped()
 
 
+def export_columns(survey: Survey) -> list[tuple[str, Question, bool]]:
+    """(column name, question, is it the arm column) in file order: a question with arms
+    has its 0/1 report in ``q<k>`` and the arm its device drew in ``q<k>_arm``."""
+    columns = []
+    for name, question in question_columns(survey):
+        columns.append((name, question, False))
+        if question.design.has_arms:
+            columns.append((arm_column(name), question, True))
+    return columns
+
+
+def arm_column(name: str) -> str:
+    return f"{name}_arm"
+
+
 def report_rows(survey: Survey) -> Iterator[list]:
     """One row per real (not simulated) submission: its round and its report to each
     question in column order, :data:`SKIPPED` for a skip, ``None`` for a question it did
@@ -52,11 +67,11 @@ def report_rows(survey: Survey) -> Iterator[list]:
     Sealed submissions exist only as counts of identical answers, so the rows come
     sorted by round and answers: their order says nothing about anyone's arrival.
     """
-    columns = question_columns(survey)
+    columns = export_columns(survey)
     rows = []
     for (round_, key), n in response_counts(survey).items():
         values = parse_key(key)
-        row = [round_, *(_report(values, q.id) for _, q in columns)]
+        row = [round_, *(_cell(values, q, arm) for _, q, arm in columns)]
         rows.append((row, n))
     rows.sort(
         key=lambda item: [(not isinstance(v, int), v if isinstance(v, int) else 0) for v in item[0]]
@@ -73,10 +88,20 @@ def _report(values: dict[int, int | None], question_id: int) -> int | Skipped | 
     return SKIPPED if value is None else value
 
 
+def _cell(values: dict[int, int | None], question: Question, arm: bool) -> int | Skipped | None:
+    """A question's cell: its report, or for a design with arms (stored as arm·2 +
+    answer) the 0/1 answer or, in the arm column, the arm."""
+    report = _report(values, question.id)
+    if not isinstance(report, int) or not question.design.has_arms:
+        return report
+    return divmod(report, 2)[0 if arm else 1]
+
+
 def response_rows(survey: Survey) -> Iterator[list]:
     """The header, then one row per real submission: its round and its report to each
-    question, empty for a skip or a question it did not answer."""
-    yield ["round", *(name for name, _ in question_columns(survey))]
+    question (and the arm of a design with arms), empty for a skip or a question it did
+    not answer."""
+    yield ["round", *(name for name, _, _ in export_columns(survey))]
     for row in report_rows(survey):
         yield [v if isinstance(v, int) else "" for v in row]
 

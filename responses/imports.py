@@ -21,9 +21,9 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from estimator.designs import IMPOSSIBLE_REPORT
+from responses.exports import arm_column, export_columns
 from responses.models import INBOXES, hour_tables
 from responses.write import design_version_now, hold_arrivals, inbox_rows, start_import
-from survey.codebook import question_columns
 from survey.models import Question, Survey
 
 MAX_REPORTED_ERRORS = 50
@@ -144,6 +144,12 @@ def check_responses(binary: IO[bytes], columns: dict[str, Question], max_rows: i
     return count
 
 
+def import_columns(survey: Survey) -> dict[str, Question]:
+    """Column name → question, as the export writes them: a design with arms has its
+    0/1 report in ``q<k>`` and its arm in ``q<k>_arm``."""
+    return {name: q for name, q, _ in export_columns(survey)}
+
+
 def _header_errors(header: list[str], columns: dict[str, Question]) -> list[str]:
     if not header:
         return ["the file is empty: expected a header row such as " + ",".join(columns)]
@@ -163,19 +169,38 @@ def _parse_row(
 ) -> tuple[dict[int, int], list[str]]:
     if len(row) != len(header):
         return {}, [f"expected {len(header)} values, found {len(row)}"]
-    values, errors = {}, []
+    values, errors, arms = {}, [], {}
     for name, cell in zip(header, row, strict=True):
         question = columns.get(name)
         if question is None:
             continue
         cell = cell.strip()
+        if question.design.has_arms and name == arm_column(_column_of(columns, question)):
+            arms[question.id] = (name, cell)
+            continue
         if not cell:
             continue  # not answered (as the export writes it)
         try:
             values[question.id] = check_cell(question, cell)
         except ValueError as error:
             errors.append(f"{name} {error}")
+    for qid, (name, cell) in arms.items():
+        if qid not in values:
+            if cell:
+                errors.append(f"{name} must be empty when the question has no report")
+            continue
+        if cell not in ("0", "1"):
+            errors.append(f"{name} must be the arm, 0 or 1, beside a report; got {cell!r}")
+            values.pop(qid)
+            continue
+        design = next(q for q in columns.values() if q.id == qid).design
+        values[qid] = design.encode(int(cell), values[qid])
     return values, errors
+
+
+def _column_of(columns: dict[str, Question], question: Question) -> str:
+    """The report column of a question (the first column that names it)."""
+    return next(name for name, q in columns.items() if q.id == question.id)
 
 
 WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,9}")
@@ -187,6 +212,8 @@ def check_cell(question: Question, cell: str) -> int:
     try:
         if not WHOLE_NUMBER.fullmatch(cell):
             raise ValueError(cell)
+        if question.design.has_arms:  # the report alone: its arm has a column of its own
+            return question.design.encode(0, int(cell))
         return question.design.check_report(int(cell))
     except ValueError:
         shown = cell if len(cell) <= 40 else cell[:40] + "…"
@@ -227,7 +254,7 @@ def import_responses(
     ``max_answers`` (rows × questions) defaults to ``settings.MAX_IMPORT_ANSWERS``; pass
     0 for no limit. ``on_batch(stored, total)`` is called after each batch (progress).
     """
-    columns = dict(question_columns(survey))
+    columns = import_columns(survey)
     version = survey.design_version
     total = check_responses(binary, columns, row_limit(len(columns), max_answers))
     batch = ImportBatches(survey, version)

@@ -16,7 +16,7 @@ import pandas as pd
 import pyreadstat
 
 from estimator.designs import json_epsilon
-from responses.exports import SKIPPED, report_rows
+from responses.exports import SKIPPED, arm_column, export_columns, report_rows
 from survey.codebook import design_json, question_codebook, question_columns
 from survey.models import Question, Survey
 
@@ -24,6 +24,9 @@ SHUFFLED_NOTE = (
     " Questions were shown in a random order on each device; columns keep the survey's order."
 )
 SKIPPED_LABEL = "skipped (prefer not to answer)"
+# The arm column of a design with arms: which set of chance devices the device drew.
+ARM_LABEL = "%s: the arm its device drew before randomizing (0 or 1)"
+ARM_VALUES = {0: "arm 0", 1: "arm 1"}
 # Stata's extended missing value for a skip: ``.a``.
 STATA_SKIP = "a"
 # Stata keeps at most 80 bytes of a variable or data set label.
@@ -72,9 +75,9 @@ def value_labels(question: Question, column: str) -> dict[int, str]:
 
 
 def _frame(survey: Survey, skipped: Callable[[Question], object]) -> pd.DataFrame:
-    columns = question_columns(survey)
-    names = ["round", *(name for name, _ in columns)]
-    questions = [None, *(q for _, q in columns)]
+    columns = export_columns(survey)
+    names = ["round", *(name for name, _, _ in columns)]
+    questions = [None, *(q for _, q, _ in columns)]
     data = [
         [skipped(q) if v is SKIPPED else v for v, q in zip(row, questions, strict=True)]
         for row in report_rows(survey)
@@ -102,6 +105,11 @@ def responses_sav(survey: Survey) -> bytes:
         value_label_map[name] = {**value_labels(q, name), code: SKIPPED_LABEL}
         missing[name] = [code]
         notes.append(f"{name}: {design_summary(q)}. {_reanalysis(q, name)}")
+        if q.design.has_arms:
+            arm = arm_column(name)
+            labels[arm] = ARM_LABEL % name
+            value_label_map[arm] = {**ARM_VALUES, code: SKIPPED_LABEL}
+            missing[arm] = [code]
     return _write(
         pyreadstat.write_sav,
         frame,
@@ -111,7 +119,8 @@ def responses_sav(survey: Survey) -> bytes:
         variable_value_labels=value_label_map,
         missing_ranges=missing,
         variable_measure={
-            name: "scale" if q.kind == "number" else "nominal" for name, q in columns
+            name: "scale" if q.kind == "number" and not arm else "nominal"
+            for name, q, arm in export_columns(survey)
         },
         note=[line for note in notes for line in _note_lines(note)],
     )
@@ -129,6 +138,11 @@ def responses_dta(survey: Survey) -> bytes:
         labels[name] = _clip(f"{q.text} [{design_summary(q)}]")
         value_label_map[name] = {**value_labels(q, name), STATA_SKIP: SKIPPED_LABEL}
         missing[name] = [STATA_SKIP]
+        if q.design.has_arms:
+            arm = arm_column(name)
+            labels[arm] = _clip(ARM_LABEL % name)
+            value_label_map[arm] = {**ARM_VALUES, STATA_SKIP: SKIPPED_LABEL}
+            missing[arm] = [STATA_SKIP]
     return _write(
         pyreadstat.write_dta,
         frame,

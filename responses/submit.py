@@ -69,6 +69,13 @@ class AnswerSerializer(serializers.Serializer):
         'a number question; null for "prefer not to answer" when the survey allows '
         "skipping (a skip is sent as it is: nothing is randomized).",
     )
+    arm = WholeNumberField(
+        required=False,
+        allow_null=True,
+        help_text="For a design with arms (stochastic_lie_detector, cheating_detection): "
+        "the arm the device drew (0 or 1) before randomizing with that arm's parameters; "
+        "the value is then the 0/1 report. Refused for any other design.",
+    )
 
 
 class CredentialSerializer(serializers.Serializer):
@@ -153,7 +160,10 @@ def plainly_valid(data: dict, sheet: AnswerSheet) -> tuple[uuid.UUID, dict[int, 
             return None
         if not (abs(question) < 2**53 and abs(value or 0) < 2**53):
             return None
-        pairs.append({"question": question, "value": value})
+        arm = answer.get("arm")
+        if arm is not None and (type(arm) is not int or abs(arm) >= 2**53):
+            return None
+        pairs.append({"question": question, "value": value, "arm": arm})
     try:
         parsed = uuid.UUID(submission_id)
         values = sheet.check(pairs)

@@ -48,6 +48,7 @@ from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS, MAX_RESPONSE_QUOTA
 from survey.models import (
+    CLASSROOM_ARMS,
     MAX_COMPLETION_URL,
     MAX_RETENTION_DAYS,
     MIN_CELL_FLOOR,
@@ -59,6 +60,7 @@ from survey.models import (
     Role,
     SharingRefused,
     Survey,
+    classroom_refuses,
     validate_completion_url,
 )
 from survey.permissions import api_surveys
@@ -150,14 +152,15 @@ class DesignField(serializers.Field):
 def _param_schema(param: Param) -> dict:
     """One declared parameter as an OpenAPI 3.0 property."""
     described = {"description": f"{param.label}: {param.help}"}
-    if param.type == "probabilities":
+    if param.type in ("probabilities", "probability_pair"):
         item = {"type": "number", "minimum": 0, "maximum": 1}
+        pair = param.type == "probability_pair"
         return {
             **described,
             "type": "array",
             "items": item,
-            "minItems": CHOICE_MIN_OPTIONS,
-            "maxItems": CHOICE_MAX_OPTIONS,
+            "minItems": 2 if pair else CHOICE_MIN_OPTIONS,
+            "maxItems": 2 if pair else CHOICE_MAX_OPTIONS,
         }
     declared = param.to_json()
     schema = {**described, "type": "integer" if param.type == "integer" else "number"}
@@ -229,7 +232,7 @@ def build_design(kind: str, name: str, params: dict, k: int | None) -> Design:
         return make_design(kind, name, params, k=k if cls.needs_options else None)
     except ValueError as error:
         message = str(error)
-        first = message.split(" ", 1)[0]
+        first = message.split(" ", 1)[0].rstrip(":")
         raise ValidationError(
             {first if first in declared else "non_field_errors": [message]}
         ) from None
@@ -628,6 +631,18 @@ class SurveySerializer(serializers.Serializer):
             if item.get("show_if"):
                 item["show_if"] = _condition_at(questions, i)
         return questions
+
+    def validate(self, attrs: dict) -> dict:
+        mode = attrs.get("mode", self.instance.mode if self.instance else Survey.Mode.RESEARCH)
+        if "questions" in attrs:
+            designs = [item["design"] for item in attrs["questions"] if "design" in item]
+            field = "questions"
+        else:
+            designs = self.instance.designs() if self.instance else []
+            field = "mode"
+        if classroom_refuses(mode, designs):
+            raise ValidationError({field: [CLASSROOM_ARMS]})
+        return attrs
 
     @transaction.atomic
     def create(self, validated_data: dict) -> Survey:

@@ -73,6 +73,12 @@ class PlanSerializer(serializers.Serializer):
     target = serializers.FloatField(required=False)
     one_bit = serializers.DictField(required=False)
     planning_error = serializers.CharField(required=False)
+    arms = serializers.CharField(
+        required=False,
+        help_text="A design with arms: the assumption the plan makes about those who do "
+        "not follow the instructions (e.g. carriers answer honestly); half_width and "
+        "n_for_target are for the prevalence, price is that of the detection and privacy.",
+    )
 
 
 @extend_schema(request=PlanRequestSerializer, responses={200: PlanSerializer})

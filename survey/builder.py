@@ -28,7 +28,16 @@ from estimator.intervals import DEFAULT_LEVEL, z_value
 from survey.forms import NewSurveyForm, QuestionForm, RewordForm, SurveyForm
 from survey.limits import too_many_questions
 from survey.listing import listed_surveys
-from survey.models import SKIPS_FROZEN, AuditEntry, DesignFrozen, Question, Role, Survey
+from survey.models import (
+    CLASSROOM_ARMS,
+    SKIPS_FROZEN,
+    AuditEntry,
+    DesignFrozen,
+    Question,
+    Role,
+    Survey,
+    classroom_refuses,
+)
 from survey.permissions import survey_for
 
 DEFAULT_TARGET_N = 1000
@@ -141,6 +150,15 @@ def plan(design: Design, a: Assumptions) -> dict:
         if compare := getattr(design, "one_bit_comparison", None):
             result["one_bit"] = compare(target, a.level)
         return result
+    if design.has_arms:
+        theta = (a.q, design.planning_other)
+        variance = float(design.unit_covariance(theta)[0, 0])
+        return result | {
+            "arms": design.planning_words,
+            "half_width": z * math.sqrt(variance / a.n),
+            "n_for_target": design.sample_size(theta, a.half_width, a.level),
+            "price": design.variance_price(theta),
+        }
     t, c = worst_line(design)
     result["half_width"] = z * math.sqrt(worst_variance(t, c) / a.n)
     try:
@@ -307,7 +325,11 @@ def save_question(request: HttpRequest, survey: Survey, question: Question | Non
     position = survey.questions.count()  # counted under the survey row's lock (above)
     if question is None and (error := too_many_questions(position + 1)):
         form.add_error(None, error)
-    if not form.is_valid():
+    valid = form.is_valid()
+    if valid and classroom_refuses(survey.mode, [form.cleaned_data["design"]]):
+        form.add_error("design_name" if "design_name" in form.fields else None, CLASSROOM_ARMS)
+        valid = False
+    if not valid:
         response = render_builder(request, survey, forms={key: form}, status=400)
         transaction.set_rollback(True)  # nothing changed: keep the design version too
         return response

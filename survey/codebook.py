@@ -64,7 +64,28 @@ def question_codebook(column: str, question: Question) -> dict:
         # Wording changed after answers arrived (old text, new text, hour): the design
         # stayed frozen, but a reader of the data should know what each respondent saw.
         "wording_history": question.wording_history(),
-        **_KIND_CODEBOOK[question.kind](question, design),
+        **(
+            _arms_codebook(column, design)
+            if design.has_arms
+            else _KIND_CODEBOOK[question.kind](question, design)
+        ),
+    }
+
+
+def _arms_codebook(column: str, design: Design) -> dict:
+    """A design with arms: the 0/1 report in the question's column, the arm in its arm
+    column, the response matrix over (arm, report) and the yes-rate of each arm."""
+    return {
+        "values": {"0": "reported no", "1": "reported yes"},
+        "arm_column": f"{column}_arm",
+        "arm_values": {"0": "arm 0", "1": "arm 1"},
+        "response_matrix": {
+            "rows": "arm * 2 + report (arm 0: no, yes; arm 1: no, yes)",
+            "columns": "the true value (0, 1)",
+            "values": design.response_matrix.tolist(),
+        },
+        "reanalysis": design.reanalysis_words,
+        "rrreg": design.rrreg_call(column),
     }
 
 
@@ -170,6 +191,9 @@ def codebook(survey: Survey) -> dict:
             'whole number for a number question; empty when the respondent chose "Prefer '
             'not to answer" (a skip, sent as such and never randomized) or did not answer; '
             "estimates leave empty cells out and count them as skipped",
+            "q<k>_arm": "for a question whose design has arms (see its arm_column): the arm "
+            "(0 or 1) the respondent's device drew, independently of the true answer, "
+            "before randomizing with that arm's parameters; q<k> holds the 0/1 report",
         },
         "estimator": "per question, see its reanalysis; epsilon_total is the sum of epsilon "
         "over randomized questions (directly asked ones are left out)",

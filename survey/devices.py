@@ -223,6 +223,23 @@ def steps_for(design: Design, options: list[str] | None = None) -> list[Step | D
     ]
 
 
+def arm_steps_for(design: Design) -> list[tuple[float, list[Step]]]:
+    """A design with arms: per arm its weight (the chance the device draws it) and the
+    steps that then turn the true answer into the report; empty for other designs."""
+    if not design.has_arms:
+        return []
+    return [
+        (
+            weight,
+            [
+                Step(device_for(p), gettext(OUTCOMES[win]), gettext(OUTCOMES[lose]), lose == "next")
+                for p, win, lose in steps
+            ],
+        )
+        for weight, steps in zip(design.arm_weights, design.arm_chance_steps(), strict=True)
+    ]
+
+
 def needs_javascript(design: Design) -> bool:
     """A randomized number: its noise cannot be drawn by hand, so the paper page leaves it
     unanswered rather than ask for the true number."""

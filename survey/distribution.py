@@ -113,6 +113,9 @@ def import_columns(survey: Survey) -> list[tuple[str, str, str]]:
                 "(the reported number, noise included)"
             )
         described.append((column, question.text, holds))
+        if question.design.has_arms:
+            holds = "0 or 1: the arm the device drew (empty when the report is empty)"
+            described.append((f"{column}_arm", question.text, holds))
     return described
 
 

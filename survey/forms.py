@@ -18,8 +18,10 @@ from django.utils import timezone
 from estimator.designs import KINDS, REGISTRY, Design, make_design
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_RESPONSE_QUOTA
-from survey.models import MIN_CELL_FLOOR, Question, Survey
+from survey.models import CLASSROOM_ARMS, MIN_CELL_FLOOR, Question, Survey, classroom_refuses
 
+# Parameters typed as a list of probabilities in one text field.
+LIST_TYPES = ("probabilities", "probability_pair")
 KIND_LABELS = {"binary": "Yes / no", "choice": "Multiple choice", "number": "Number"}
 LN3 = math.log(3)
 
@@ -80,15 +82,20 @@ def param_field(param: Param) -> forms.Field:
     if param.type == "integer":
         attrs |= {"step": "1", "inputmode": "numeric"}
         return forms.IntegerField(widget=forms.NumberInput(attrs=attrs), **common)
-    if param.type == "probabilities":
-        common["help_text"] += " — e.g. 0.25, 0.25, 0.5"
+    if param.type in LIST_TYPES:
+        common["help_text"] += (
+            " — e.g. 0.25, 0.75"
+            if param.type == "probability_pair"
+            else (" — e.g. 0.25, 0.25, 0.5")
+        )
         return forms.CharField(widget=forms.TextInput(attrs={"inputmode": "decimal"}), **common)
     return forms.FloatField(widget=forms.NumberInput(attrs=attrs), **common)
 
 
 def parse_probabilities(raw: str) -> tuple[float, ...] | None:
-    """ "0.25, 0.25, 0.5" → (0.25, 0.25, 0.5); blank → None (the design's default)."""
-    raw = raw.strip()
+    """ "0.25, 0.25, 0.5" (or in brackets) → (0.25, 0.25, 0.5); blank → None (the
+    design's default)."""
+    raw = raw.strip().strip("[]()").strip()
     if not raw:
         return None
     try:
@@ -180,6 +187,13 @@ class SurveyForm(forms.ModelForm):
             "finite-population correction. Empty: a large population.",
         }
         widgets = {"population_size": forms.NumberInput(attrs={"min": 2})}
+
+    def clean_mode(self) -> str:
+        mode = self.cleaned_data.get("mode")
+        designs = self.instance.designs() if self.instance.pk else []
+        if classroom_refuses(mode, designs):
+            raise forms.ValidationError(CLASSROOM_ARMS[0].upper() + CLASSROOM_ARMS[1:] + ".")
+        return mode
 
     def clean_language(self) -> str:
         """Left out of a post (older pages, scripts): the language stays as it was."""
@@ -319,7 +333,11 @@ class QuestionForm(forms.Form):
                 continue
             self.fields[param.name] = param_field(param)
             if param.default is not None and param.name not in self.initial:
-                self.initial[param.name] = param.default
+                self.initial[param.name] = (
+                    ", ".join(f"{v:g}" for v in param.default)
+                    if isinstance(param.default, tuple)
+                    else param.default
+                )
         if self.kind_value != "choice":
             del self.fields["options"], self.fields["shuffle_options"]
         self.direct = not self.design_class.randomized
@@ -428,7 +446,7 @@ class QuestionForm(forms.Form):
         for name in self.param_names:
             value = cleaned.get(name)
             param = next(p for p in self.design_class.PARAMS if p.name == name)
-            if param.type == "probabilities":
+            if param.type in LIST_TYPES:
                 try:
                     value = parse_probabilities(value or "")
                 except forms.ValidationError as error:

@@ -181,6 +181,10 @@ def respond_paper(request: HttpRequest, slug: str) -> HttpResponse:
             answers.append({"question": q.id, "value": None})
         elif re.fullmatch(r"-?\d{1,9}", q.posted):
             answers.append({"question": q.id, "value": int(q.posted)})
+            # A design with arms: the set the respondent's own chance device picked.
+            q.posted_arm = request.POST.get(f"arm_{q.id}", "").strip()[:2]
+            if q.design.has_arms and q.posted_arm in ("0", "1"):
+                answers[-1]["arm"] = int(q.posted_arm)
     sheet = AnswerSheet.for_slug(slug)
     try:
         values = sheet.check(answers, paper=True) if sheet else {}

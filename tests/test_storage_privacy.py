@@ -268,8 +268,10 @@ def test_the_how_it_works_page_says_what_the_device_keeps_and_what_stays_visible
     html = " ".join(client.get(reverse("survey:how_it_works")).content.decode().split())
     script = (ROOT / "static" / "survey" / "respond.js").read_text()
     assert "`report:q${question.id}:d${designVersion}`" in script
-    assert "store(memoKey(question), { report: outcome.report })" in script
+    assert "{ report: outcome.report }" in script
+    assert "{ report: outcome.report, arm: outcome.arm }" in script  # a design with arms
     assert "report:q18:d1" in html and '{"report":1}' in html
+    assert '{"report":1,"arm":0}' in html
     assert "Never your true answer (not even in the name of an entry), never how" in html
     assert "watching the server live during the current hour" in html
     assert "its rows become counts (how many people gave each combination of answers)" in html

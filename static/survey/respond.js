@@ -77,11 +77,14 @@ const OLD_MEMO = /^deniable:v1:([^:]+):q(\d+):d(\d+):[01]$/;
 /** The memo's key: per question and design version, never per true answer. */
 const memoKey = (question) => `report:q${question.id}:d${designVersion}`;
 
-/** The report this device already made for the question, or null. */
-function memoized(question) {
-  const memo = recall(memoKey(question));
-  return memo && Number.isInteger(memo.report) ? memo.report : null;
+/** The report this device already made for the question (with its arm, for a design
+ * with arms), or null. */
+function memo(question) {
+  const kept = recall(memoKey(question));
+  return kept && Number.isInteger(kept.report) ? kept : null;
 }
+
+const memoized = (question) => memo(question)?.report ?? null;
 
 /**
  * The permanent randomized response for (question, design version) on this device: the
@@ -90,12 +93,13 @@ function memoized(question) {
  */
 function reportFor(question, next) {
   if (question.skipped) return { report: null, coins: [] }; // a skip is sent as it is
-  const report = memoized(question);
-  if (report !== null) return { report, coins: null };
+  const kept = memo(question);
+  if (kept !== null) return { report: kept.report, arm: kept.arm, coins: null };
   const outcome = question.reportIsAnswer
     ? { report: question.truth, coins: [] }
     : sample(question.kind, question.design, question.params, question.truth, next);
-  store(memoKey(question), { report: outcome.report });
+  // The arm is drawn before, and independently of, the true answer: kept with the report.
+  store(memoKey(question), outcome.arm === undefined ? { report: outcome.report } : { report: outcome.report, arm: outcome.arm });
   return outcome;
 }
 
@@ -429,6 +433,13 @@ async function dropCredential(body, result) {
   }
 }
 
+/** What is sent for a question: its report, and the arm of a design with arms. */
+function answerOf(question, outcome) {
+  const answer = { question: question.id, value: outcome.report };
+  if (Number.isInteger(outcome.arm) && outcome.report !== null) answer.arm = outcome.arm;
+  return answer;
+}
+
 /** Commit, flip, send: one step with no way back, the same whichever way the coins fall. */
 async function flipAndSend() {
   const pass = await credential; // settled before the questions were shown
@@ -444,7 +455,7 @@ async function flipAndSend() {
   forgetTruths();
   const body = {
     submission_id: uuid4(next),
-    answers: asked.map((q, i) => ({ question: q.id, value: outcomes[i].report })),
+    answers: asked.map((q, i) => answerOf(q, outcomes[i])),
     design_version: designVersion,
   };
   if (pass) body.credential = pass;

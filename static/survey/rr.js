@@ -203,10 +203,31 @@ export const designs = {
   },
 };
 
+/**
+ * Designs with arms: the arm is drawn first, from arm_weights and independently of the
+ * true answer, and the answer is then randomized with that arm's parameters. The arm is
+ * sent with the report (it is no more than a die thrown before looking at the answer).
+ */
+export const armDesigns = {
+  // A non-carrier answers the question with probability p of the arm, else says "yes".
+  stochastic_lie_detector(trueAnswer, { p, arm_weights }, next) {
+    const arm = die(arm_weights, next);
+    const answers = bernoulli(p[arm], next);
+    return { report: answers ? trueAnswer : 1, arm, coins: [arm, answers] };
+  },
+  // Forced response with the arm's two coins.
+  cheating_detection(trueAnswer, { p_truth, p_yes, arm_weights }, next) {
+    const arm = die(arm_weights, next);
+    const truthful = bernoulli(p_truth[arm], next);
+    const forcedYes = bernoulli(p_yes[arm], next);
+    return { report: truthful ? trueAnswer : Number(forcedYes), arm, coins: [arm, truthful, forcedYes] };
+  },
+};
+
 /** Samplers by kind and design name: (true value, parameters, next) → { report, coins }. */
 export const samplers = {
   binary: Object.fromEntries(
-    Object.entries(designs).map(([name, sample]) => [
+    Object.entries({ ...designs, ...armDesigns }).map(([name, sample]) => [
       name,
       (value, params, next) => sample(binaryTruth(value), params, next),
     ]),
@@ -302,11 +323,13 @@ export function checkParams(declaration, params) {
   const errors = [];
   for (const p of declaration.parameters) {
     const value = params[p.name];
-    if (p.type === "probabilities") {
+    if (p.type === "probabilities" || p.type === "probability_pair") {
       if (value === undefined && p.default === null) continue;
       if (!Array.isArray(value) || !value.every((v) => typeof v === "number" && v >= 0 && v <= 1)) {
         errors.push(`${p.name} must be a list of probabilities`);
-      } else if (Math.abs(value.reduce((a, b) => a + b, 0) - 1) > 1e-9) {
+      } else if (p.type === "probability_pair" && value.length !== 2) {
+        errors.push(`${p.name} must be two probabilities, one per arm`);
+      } else if (p.type === "probabilities" && Math.abs(value.reduce((a, b) => a + b, 0) - 1) > 1e-9) {
         errors.push(`${p.name} must sum to 1`);
       }
       continue;

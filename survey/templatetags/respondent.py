@@ -18,6 +18,8 @@ from survey import served_code
 from survey.devices import (
     Draw,
     Step,
+    arm_steps_for,
+    device_for,
     innocuous_statement,
     is_two_fair_coins,
     needs_javascript,
@@ -41,7 +43,30 @@ NAMES = {
 @register.filter
 def chance_steps(question) -> list[dict]:
     """The question's randomizing steps, each with a short name ("coin 1", "the die")."""
-    steps: list[Step | Draw] = steps_for(question.design, question.options)
+    return _named(steps_for(question.design, question.options))
+
+
+# The arms of a design with arms, as the page names them.
+ARM_NAMES = ("A", "B")
+
+
+@register.filter
+def arm_steps(question) -> list[dict]:
+    """A design with arms: per arm its name ("A", "B"), the chance it is drawn and its
+    named steps; empty for other designs."""
+    return [
+        {"name": ARM_NAMES[j], "percent": percent(weight, 0), "steps": _named(steps)}
+        for j, (weight, steps) in enumerate(arm_steps_for(question.design))
+    ]
+
+
+@register.filter
+def arm_device(question):
+    """The everyday device that picks a design's arm by hand: set A with its weight."""
+    return device_for(question.design.arm_weights[0])
+
+
+def _named(steps: list[Step | Draw]) -> list[dict]:
     kinds = Counter(_kind(step) for step in steps)
     named = []
     for i, step in enumerate(steps, start=1):
@@ -131,6 +156,13 @@ def typical_noise(question) -> str:
     return local_number(f"{question.design.typical_noise:,.0f}")
 
 
+def revealing_answers(design) -> set[int]:
+    """The answers (0/1) of the reports that some true answer can never produce."""
+    return {
+        r % 2 for r, row in enumerate(design.response_matrix) if row.max() > 0 and row.min() == 0
+    }
+
+
 @register.filter
 def privacy_words(question) -> str:
     """The question's ε in words, from its design."""
@@ -138,6 +170,11 @@ def privacy_words(question) -> str:
     eps = design.epsilon
     if not design.randomized:
         return gettext("Asked directly: your answer is stored as you give it (ε = ∞, no privacy).")
+    if not math.isfinite(eps) and design.has_arms and revealing_answers(design) == {0}:
+        return gettext(
+            "No privacy for a “no”: only someone whose true answer is no can send “no”. "
+            "A “yes” is sent by people of either answer."
+        )
     if not math.isfinite(eps):
         return gettext("No privacy for this question: its design can reveal your true answer.")
     numbers = {"epsilon": epsilon_text(eps), "odds": odds_bound(eps)}

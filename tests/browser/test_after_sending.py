@@ -29,6 +29,22 @@ NARROW = [
     if spec[1] != "laplace"
     else ("number", "laplace", {"epsilon": 1.0, "lower": 0, "upper": 2}, [], spec[4])
     for spec in MIXED
+] + [
+    # Designs with arms: the arm is sent with the report, and shown no more than the coins.
+    (
+        "binary",
+        "stochastic_lie_detector",
+        {"p": [2 / 12, 10 / 12], "arm_weights": [0.5, 0.5]},
+        [],
+        "Have you ever shoplifted?",
+    ),
+    (
+        "binary",
+        "cheating_detection",
+        {"p_truth": [0.5, 0.75], "p_yes": [0.5, 0.5], "arm_weights": [0.5, 0.5]},
+        [],
+        "Have you ever faked a sick note?",
+    ),
 ]
 # Each run a first visit (nothing memoized) with crypto.getRandomValues drawn from a seed in
 # the address's fragment: the runs are reproducible, so the test never flakes, and the true
@@ -92,7 +108,8 @@ def test_after_sending_the_screen_shows_the_report_and_nothing_of_the_truth_or_c
                 section.get_by_role("button", name=truth, exact=True).click()
         page.get_by_role("button", name="Flip and send").click()
         page.get_by_text("Only these randomized answers left this device.").wait_for()
-        reports = {a["question"]: a["value"] for a in bodies[-1]["answers"]}
+        # What was sent for each question: the report, and the arm of a design with arms.
+        reports = {a["question"]: (a["value"], a.get("arm")) for a in bodies[-1]["answers"]}
         states = page.evaluate(STATES)
         for question in questions:
             section = page.locator(f'[data-question="{question.id}"]')

@@ -88,6 +88,17 @@ test("the unrelated question design answers the innocuous question with probabil
   assert.equal(randomize("unrelated_question", params, 0, forced(1, 1)).report, 0);
 });
 
+test("a design with arms draws the arm from its weights, then randomizes with that arm", () => {
+  const params = { p: [0.25, 0.75], arm_weights: [0.5, 0.5] };
+  // Arm 1 (second word's coin is 1 of 2), then p = 3/4: word 3 of 4 does not answer → "yes".
+  assert.deepEqual(sample("binary", "stochastic_lie_detector", params, 0, forced(1, 3)), { report: 1, arm: 1, coins: [1, false] });
+  assert.deepEqual(sample("binary", "stochastic_lie_detector", params, 0, forced(0, 0)).report, 0);
+  const cdm = { p_truth: [0.5, 0.75], p_yes: [0.5, 0.5], arm_weights: [0.5, 0.5] };
+  assert.equal(sample("binary", "cheating_detection", cdm, 1, forced(0, 1, 1)).arm, 0);
+  assert.equal(sample("binary", "cheating_detection", cdm, 1, forced(0, 1, 1)).report, 0);
+  assert.throws(() => sample("binary", "stochastic_lie_detector", params, 2, forced(0, 0)), /true answer/);
+});
+
 test("every path consumes the same number of random words", () => {
   const params = { p_truth: 0.5, p_yes: 0.5 };
   for (const words of [[0, 0], [0, 1], [1, 0], [1, 1]]) {
@@ -169,6 +180,11 @@ test("k-RR refuses another option when its e^-ε coin fails, then keeps the true
   assert.deepEqual(sample("choice", "k_rr", params, 0, refused), { report: 0, coins: [2] });
 });
 
+/** The report as the server stores it: arm · 2 + answer for a design with arms. */
+function stored({ report, arm }) {
+  return arm === undefined ? report : arm * 2 + report;
+}
+
 function bin(report, bins) {
   return bins.findIndex(([low, high]) => (low === null || report >= low) && (high === null || report <= high));
 }
@@ -179,7 +195,7 @@ for (const c of vectors.cases) {
     const next = cryptoSource();
     const observed = c.truths.map((truth) => {
       const counts = new Array(c.bins.length).fill(0);
-      for (let i = 0; i < c.draws; i++) counts[bin(sample(c.kind, c.name, c.params, truth, next).report, c.bins)]++;
+      for (let i = 0; i < c.draws; i++) counts[bin(stored(sample(c.kind, c.name, c.params, truth, next)), c.bins)]++;
       return counts;
     });
     c.truths.forEach((truth, t) => {
