@@ -586,6 +586,11 @@ class SurveySerializer(serializers.Serializer):
         return codes
 
     def validate(self, attrs: dict) -> dict:
+        self._check_translations(attrs)
+        self._check_classroom_designs(attrs)
+        return attrs
+
+    def _check_translations(self, attrs: dict) -> None:
         """Every translation is into one of the survey's languages, and complete."""
         survey = self.instance
         offered = attrs.get("languages", survey.languages if survey else [])
@@ -596,7 +601,6 @@ class SurveySerializer(serializers.Serializer):
         for i, item in enumerate(attrs.get("questions") or []):
             if "texts" in item:
                 item["texts"] = _question_texts(item, offered, f"questions[{i}].texts")
-        return attrs
 
     def validate_min_cell_count(self, k: int) -> int:
         if refusal := (self.instance or Survey()).threshold_refusal(k):
@@ -632,7 +636,8 @@ class SurveySerializer(serializers.Serializer):
                 item["show_if"] = _condition_at(questions, i)
         return questions
 
-    def validate(self, attrs: dict) -> dict:
+    def _check_classroom_designs(self, attrs: dict) -> None:
+        """A classroom survey takes no design with arms (its live pages show one share)."""
         mode = attrs.get("mode", self.instance.mode if self.instance else Survey.Mode.RESEARCH)
         if "questions" in attrs:
             designs = [item["design"] for item in attrs["questions"] if "design" in item]
@@ -642,7 +647,6 @@ class SurveySerializer(serializers.Serializer):
             field = "mode"
         if classroom_refuses(mode, designs):
             raise ValidationError({field: [CLASSROOM_ARMS]})
-        return attrs
 
     @transaction.atomic
     def create(self, validated_data: dict) -> Survey:
