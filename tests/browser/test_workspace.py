@@ -172,16 +172,16 @@ def test_build_choice_and_number_questions_with_live_preview_and_inline_errors(
     card = page.locator(".question-card.new")
     card.get_by_label("Question").fill("How often have you copied homework?")
     choose(page, "Kind of answer", "choice")
-    card.get_by_label("Options").wait_for()  # the form redrawn for multiple choice
+    card.get_by_label("Options", exact=True).wait_for()  # the form redrawn for multiple choice
     assert card.get_by_label("Preset").input_value() == "choice_ln3"
-    card.get_by_label("Options").fill("never\nonce\nnever")
+    card.get_by_label("Options", exact=True).fill("never\nonce\nnever")
     card.get_by_role("button", name="Add question").click()
     error = page.locator(".question-card.new .field-options .error")
     error.get_by_text("“never” appears twice").wait_for()
     assert page.locator("h1").get_by_text("Student life 2026").is_visible()  # page intact
     assert survey.questions.count() == 0
     screenshot(page, "workspace-builder-error")
-    card.get_by_label("Options").fill("never\nonce\nmore than once")
+    card.get_by_label("Options", exact=True).fill("never\nonce\nmore than once")
     card.locator(".preview .preview-epsilon").get_by_text(f"ε = {math.log(3):.2f}").wait_for()
     card.get_by_role("button", name="Add question").click()
     page.locator(".question-list > li.question-card").nth(0).wait_for()
