@@ -12,7 +12,7 @@ from tests.i18n.catalogue import PLACEHOLDER, TRANSLATED, messages, po_path, rea
 # Where translatable strings may come from: the respondent and student side only.
 RESPONDENT_SOURCES = re.compile(
     r"^(templates/(base|404)\.html|templates/survey/(respond|_question|_paper|thanks|closed"
-    r"|invite_rejected|how_it_works)\.html|templates/classroom/(join|_join_form|explain"
+    r"|invite_rejected|how_it_works|_example_coins)\.html|templates/classroom/(join|_join_form|explain"
     r"|_explain|_student_status|_bar|_choice|_number|lesson_student|lessons/_\w+)\.html"
     r"|survey/devices\.py|survey/templatetags/respondent\.py|survey/templatetags/privacy\.py"
     r"|classroom/(live|lessons|lesson_views|models)\.py)$"
