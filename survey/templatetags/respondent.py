@@ -168,7 +168,7 @@ def privacy_words(question) -> str:
             )
             % numbers
         )
-    believed = math.exp(eps) / (1 + math.exp(eps))
+    believed = 1 / (1 + math.exp(-eps))  # e^ε/(1 + e^ε), finite for every ε a design has
     numbers |= {"prior": percent(0.5, 0), "posterior": percent(believed, 0)}
     return (
         gettext(
