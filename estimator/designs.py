@@ -54,6 +54,10 @@ IMPOSSIBLE_REPORT = 1e-12
 # A number question's reports are tallied in at most this many bins (plus one below, one
 # above): enough for a histogram, and a bounded number of tally rows.
 MAX_REPORT_BINS = 24
+# The least difference between the report rates under two true values that a design may
+# have: below it the variance 1/t² of every estimate and plan leaves the floats (t = 5e-324
+# squares to 0). No sample could estimate much from such a design anyway.
+MIN_SLOPE = 1e-150
 
 
 def json_epsilon(epsilon: float) -> float | None:
@@ -237,9 +241,10 @@ class BinaryDesign(Design):
 
     def __post_init__(self) -> None:
         self._check_params()
-        if self.t == 0:
+        if abs(self.t) < MIN_SLOPE:
             raise ValueError(
-                "this design reports 'yes' equally often whatever the true answer, "
+                "this design reports 'yes' equally often whatever the true answer "
+                f"(or nearly: its rates differ by less than {MIN_SLOPE:g}), "
                 "so nothing can be estimated from it"
             )
 
@@ -544,9 +549,10 @@ class ChoiceDesign(Design):
             raise ValueError("a choice design needs its number of options k")
         object.__setattr__(self, "k", check_options_count(self.k))
         self._check_params()
-        if self.t <= 0:
+        if self.t < MIN_SLOPE:
             raise ValueError(
-                "this design reports every option equally often whatever the true one, "
+                "this design reports every option equally often whatever the true one "
+                f"(or nearly: its rates differ by less than {MIN_SLOPE:g}), "
                 "so nothing can be estimated from it"
             )
 

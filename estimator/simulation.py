@@ -7,7 +7,8 @@ A truth is given per question in the form that suits its kind:
 - a list of probabilities, one per true value (a choice question's options, in order);
 - ``{"mean": m, "sd": s}``: whole numbers from a normal law, rounded and clipped to the
   question's bounds (a number question);
-- ``{"uniform": True}``: every true value equally likely (any question).
+- ``{"uniform": True}``: every true value equally likely (any question); ``None`` too
+  (for yes/no: the true rate ½).
 """
 
 from __future__ import annotations
@@ -42,10 +43,14 @@ def _finite(name: str, value: Any, *, positive: bool = False) -> float:
     return value
 
 
-def draw_true_values(design: Design, truth: Truth, n: int, rng: np.random.Generator) -> np.ndarray:
+def draw_true_values(
+    design: Design, truth: Truth | None, n: int, rng: np.random.Generator
+) -> np.ndarray:
     """``n`` true values for ``design`` from ``truth`` (see the module's docstring);
     a clear ValueError when the truth does not fit the question."""
     support = np.asarray(design.true_values, dtype=np.int64)
+    if truth is None:
+        truth = 0.5 if support.size == 2 else {"uniform": True}
     if isinstance(truth, Mapping):
         if truth.get("uniform") is True and set(truth) == {"uniform"}:
             return rng.choice(support, size=n)
@@ -71,6 +76,8 @@ def draw_true_values(design: Design, truth: Truth, n: int, rng: np.random.Genera
     return rng.choice(support, size=n, p=shares / shares.sum())
 
 
-def simulate_reports(design: Design, truth: Truth, n: int, rng: np.random.Generator) -> np.ndarray:
+def simulate_reports(
+    design: Design, truth: Truth | None, n: int, rng: np.random.Generator
+) -> np.ndarray:
     """``n`` randomized reports of simulated respondents: the design's own sampler."""
     return np.asarray(design.simulate(draw_true_values(design, truth, n, rng), rng))

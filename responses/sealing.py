@@ -19,7 +19,10 @@ second it arrived. Sealing removes all of that:
    old ones at commit (``VACUUM`` would only mark space reusable, and ``pageinspect``
    still reads it); SQLite deletes with ``secure_delete`` on (set for every connection),
    which overwrites deleted content with zeros.
-3. **The log too.** On PostgreSQL the write-ahead log holds every insert of the hour: the
+3. **The releases too.** What viewers see is a batch frozen while answers arrived
+   (:class:`~responses.models.Release`, written when a viewer looks); its row versions
+   carry the transaction ids of that moment, so the seal rewrites the releases afresh.
+4. **The log too.** On PostgreSQL the write-ahead log holds every insert of the hour: the
    seal switches to a new WAL segment and checkpoints, so that the segments holding the
    hour are removed (with ``wal_recycle = off``, which ``manage.py check --deploy``
    checks: recycled segments keep their old bytes). On SQLite the WAL file is
@@ -56,6 +59,7 @@ from responses.models import (
     HourTables,
     ImportBatch,
     Receipt,
+    Release,
     SpentCredential,
     SurveyCount,
     Tally,
@@ -106,6 +110,7 @@ def seal(
         tables = tables_of_parity(parity)
         result += _seal_tables(tables, due, rng, rewrite=bool(surveys) or everything)
     if result.submissions or result.invites or result.duplicates:
+        _rewrite((Release,), rng)
         scrub_logs()
     return result
 
@@ -301,7 +306,12 @@ def _drop_files(tables: HourTables, rng: random.Random) -> None:
     """Empty the set's tables so that nothing of their old rows stays in a file; the rows
     still due later (another survey's current hour, an import under way) are written
     back, in random order. The imports' markers too: they were written during the hour."""
-    models = (tables.inbox, tables.quota, tables.invite_use, ImportBatch)
+    _rewrite((tables.inbox, tables.quota, tables.invite_use, ImportBatch), rng)
+
+
+def _rewrite(models: tuple, rng: random.Random) -> None:
+    """Write the tables' rows back in random order into emptied files: no row version,
+    dead or live, keeps the transaction id or the place it was written with."""
     with transaction.atomic():
         if connection.vendor == "postgresql":
             names = ", ".join(m._meta.db_table for m in models)

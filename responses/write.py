@@ -237,7 +237,7 @@ def bulk_record(
 def simulate_respondents(
     survey: Survey,
     n: int,
-    truth: Truth | Mapping[int, Truth] = 0.5,
+    truth: Truth | Mapping[int, Truth] | None = None,
     rng=None,
     *,
     hour: datetime | None = None,
@@ -249,17 +249,18 @@ def simulate_respondents(
     ``truth`` is their true distribution, one for every question or
     ``{question id: truth}`` for each: a true rate for yes/no, option probabilities
     for choice, ``{"mean", "sd"}`` or ``{"uniform": True}`` for numbers (see
-    :mod:`estimator.simulation`). Raises ValueError, storing nothing, when a truth
-    does not fit its question.
+    :mod:`estimator.simulation`); none: every true value equally likely, whatever the
+    question's kind. Raises ValueError, storing nothing, when a truth does not fit its
+    question.
     """
     rng = rng or np.random.default_rng()
     questions = list(survey.questions.all())
     per_question = isinstance(truth, Mapping) and all(isinstance(k, int) for k in truth)
     columns = []
     for q in questions:
-        own = truth.get(q.id) if per_question else truth
-        if own is None:
+        if per_question and truth.get(q.id) is None:
             raise ValueError(f"no true distribution given for question {q.id}")
+        own = truth.get(q.id) if per_question else truth
         columns.append(simulate_reports(q.design, own, n, rng))
     rows = zip(*columns, strict=True) if columns else iter(())
     reports = ({q.id: int(v) for q, v in zip(questions, row, strict=True)} for row in rows)

@@ -107,6 +107,8 @@ def import_columns(survey: Survey) -> list[tuple[str, str, str]]:
         elif question.kind == Question.Kind.CHOICE:
             holds = ", ".join(f"{i} = {text}" for i, text in enumerate(question.options))
             holds += " (the reported option)"
+        elif outputs["type"] == "options":  # a number sent as one randomized bit
+            holds = "1 or 0 (the reported bit: 1 is likelier the higher the number)"
         else:
             holds = (
                 f"a whole number from {outputs['min_report']} to {outputs['max_report']} "

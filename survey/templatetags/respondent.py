@@ -210,7 +210,7 @@ def privacy_words(question) -> str:
             )
             % numbers
         )
-    believed = math.exp(eps) / (1 + math.exp(eps))
+    believed = 1 / (1 + math.exp(-eps))  # e^ε/(1 + e^ε), finite for every ε a design has
     numbers |= {"prior": percent(0.5, 0), "posterior": percent(believed, 0)}
     return (
         gettext(
@@ -334,3 +334,27 @@ def respond_sentences() -> dict[str, str]:
 def respond_strings() -> str:
     """respond.js's sentences as a JSON data block (data, not code: the CSP allows it)."""
     return json_script(respond_sentences(), "respond-strings")
+
+
+@register.simple_tag
+def example_coin_strings() -> str:
+    """example_coins.js's sentences as a JSON data block, in the page's language."""
+    sentences = {
+        "heads": gettext("heads"),
+        "tails": gettext("tails"),
+        "unused": gettext("not needed"),
+        "yes": gettext("“yes”"),
+        "no": gettext("“no”"),
+        "truth": gettext(
+            "Example: coin 1 showed heads, so the made-up answer {answer} would be sent."
+        ),
+        "forced": gettext(
+            "Example: coin 1 showed tails, so coin 2 decides: {report} would be sent, "
+            "whatever the answer."
+        ),
+        "tally": gettext(
+            "With the made-up answer {answer}, {flips} flips so far would have sent "
+            "{yes} times “yes” and {no} times “no”."
+        ),
+    }
+    return json_script(sentences, "example-strings")

@@ -13,7 +13,8 @@ from tests.i18n.catalogue import PLACEHOLDER, TRANSLATED, messages, po_path, rea
 # invite mailed to a respondent included).
 RESPONDENT_SOURCES = re.compile(
     r"^(templates/(base|404)\.html|templates/survey/(respond|_question|_paper|thanks|closed"
-    r"|invite_rejected|how_it_works)\.html|templates/survey/invite_(email|subject)\.txt"
+    r"|invite_rejected|how_it_works|_example_coins)\.html"
+    r"|templates/survey/invite_(email|subject)\.txt"
     r"|templates/classroom/(join|_join_form|explain|_explain|_student_status|_bar|_choice"
     r"|_number|_skipped|lesson_student|lessons/_\w+)\.html"
     r"|survey/devices\.py|survey/templatetags/respondent\.py|survey/templatetags/privacy\.py"

@@ -2,14 +2,16 @@
 
 Respondents answer by every path (the browser's blind credential, the no-JavaScript
 invite step, an API client sending its invite, a plain API submission), the researcher
-imports answers collected offline and adds simulated ones; every request commits on its
-own, as in production. Then the researcher closes the surveys and the hour ends. The
-attacker reads every page of every table the app writes, with ``pageinspect``
-(``heap_page_items``: every line pointer, dead tuples included) and as raw bytes (free
-space included), and every file in ``pg_wal``; on SQLite the database file and its WAL.
-They must find no tuple written while the answers arrived (no transaction id from that
-window, live or dead), no client's submission id, no current-hour row left over, and no
-trace in the write-ahead log.
+imports answers collected offline and adds simulated ones, and a viewer polls the results
+after every arrival, so that batches are released to viewers (``Release`` rows, written
+while the answers arrive); every request commits on its own, as in production. Then the
+researcher closes the surveys and the hour ends. The attacker reads every page of every
+table the app writes, with ``pageinspect`` (``heap_page_items``: every line pointer, dead
+tuples included) and as raw bytes (free space included), and every file in ``pg_wal``; on
+SQLite the database file and its WAL. They must find no tuple written while the answers
+arrived (no transaction id from that window, live or dead, releases included), no
+client's submission id, no current-hour row left over, and no trace in the write-ahead
+log. What viewers see is the same before and after the seal.
 
 Written against the public interfaces only (HTTP, management commands), so that it runs
 unchanged against earlier versions of the app: there it fails, as it should.
@@ -31,7 +33,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from survey.models import CredentialKey, Survey
+from responses.models import Release
+from survey.models import CredentialKey, Role, Survey
 from tests.survey.test_invites_crypto import Browser
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -56,6 +59,7 @@ def new_survey(owner, requires_invite: bool) -> Survey:
         title="Exam honesty",
         status=Survey.Status.OPEN,
         requires_invite=requires_invite,
+        min_cell_count=5,
     )
     for i in range(2):
         survey.questions.create(position=i, text=f"Question {i + 1}?", design_params=CLASSIC)
@@ -73,17 +77,36 @@ def invite(owner, survey: Survey, n: int) -> list[str]:
     return api.post(f"/api/surveys/{survey.id}/invites/", {"n": n}, format="json").json()["tokens"]
 
 
-def answer_by_every_path(owner, invited: Survey, plain: Survey, tokens) -> list[uuid.UUID]:
-    """Every way a report can be stored; returns the clients' submission ids."""
+def viewer_of(owner, surveys: list[Survey]) -> APIClient:
+    """A colleague the surveys are shared with as viewer: sees released batches only."""
+    colleague = type(owner).objects.create_user("viewer", password="viewer-password-1")
+    for survey in surveys:
+        survey.share_with(colleague, Role.VIEWER)
+    viewer = APIClient()
+    viewer.force_authenticate(colleague)
+    return viewer
+
+
+def answer_by_every_path(
+    owner, invited: Survey, plain: Survey, tokens, viewer: APIClient
+) -> list[uuid.UUID]:
+    """Every way a report can be stored, with a viewer polling the results after each
+    arrival; returns the clients' submission ids."""
     client, api = Client(), APIClient()
     api.force_authenticate(owner)
     submit = reverse("api-submit", args=[invited.slug])
     sent = []
 
+    def poll() -> None:
+        for survey in (invited, plain):
+            estimates = viewer.get(f"/api/surveys/{survey.id}/estimates/")
+            assert estimates.status_code == 200, estimates.content
+
     def send(url: str, data: dict) -> None:
         response = client.post(url, data, "application/json")
         assert response.status_code == 201, response.content
         sent.append(uuid.UUID(data["submission_id"]))
+        poll()
 
     for i, token in enumerate(tokens[:3]):  # the browser's blind exchange
         browser = Browser(CredentialKey.of(invited).public)
@@ -106,15 +129,19 @@ def answer_by_every_path(owner, invited: Survey, plain: Survey, tokens) -> list[
         client.post(reverse("survey:respond_paper", args=[invited.slug]), paper).status_code == 200
     )
     sent.append(paper_id)
+    poll()
     send(submit, body(invited, 0, invite=tokens[4]))  # an API client with its invite
     for value in (0, 1, 1, 0, 1):
         send(reverse("api-submit", args=[plain.slug]), body(plain, value))
     csv = "q1,q2\n1,0\n0,0\n1,1\n"
     imported = api.post(f"/api/surveys/{plain.id}/import/", csv, content_type="text/csv")
     assert imported.status_code == 201, imported.content
+    poll()
     call_command(
         "simulate_responses", plain.slug, "--n", "7", "--true-rate", "0.3", stdout=io.StringIO()
     )
+    poll()
+    assert Release.objects.filter(survey__in=[invited, plain]).count() == 2, "nothing released"
     return sent  # fmt: skip
 
 
@@ -215,11 +242,16 @@ def test_the_superuser_finds_no_trace_of_the_arrivals_after_the_seal(
 ):
     invited, plain = new_survey(owner, True), new_survey(owner, False)
     tokens = invite(owner, invited, 6)
+    viewer = viewer_of(owner, [invited, plain])
     at(monkeypatch, ARRIVAL)
     first = xid()
-    sent = answer_by_every_path(owner, invited, plain, tokens)
+    sent = answer_by_every_path(owner, invited, plain, tokens, viewer)
     last = xid()
+    released = sorted(Release.objects.values_list("survey", "round", "respondents", "counts"))
     close_and_end_the_hour(owner, monkeypatch, [invited, plain])
+    assert sorted(Release.objects.values_list("survey", "round", "respondents", "counts")) == (
+        released
+    ), "the seal changed what viewers see"
 
     written = []
     for relation, kind in app_relations():
@@ -246,8 +278,9 @@ def sqlite_files() -> list[Path]:
 def test_the_sqlite_file_keeps_no_client_id_or_current_hour_row_after_the_seal(owner, monkeypatch):
     invited, plain = new_survey(owner, True), new_survey(owner, False)
     tokens = invite(owner, invited, 6)
+    viewer = viewer_of(owner, [invited, plain])
     at(monkeypatch, ARRIVAL)
-    sent = answer_by_every_path(owner, invited, plain, tokens)
+    sent = answer_by_every_path(owner, invited, plain, tokens, viewer)
     close_and_end_the_hour(owner, monkeypatch, [invited, plain])
     connection.close()  # as a copy of the files taken now would be
 

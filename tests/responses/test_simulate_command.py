@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analysis.results import survey_results
+from responses.write import simulate_respondents
 from survey.models import Survey
 from tests.storage import nothing_stored, stored_count
 
@@ -90,4 +91,20 @@ def test_what_is_wrong_is_said_and_nothing_is_stored(mixed, args, message):
     with pytest.raises(CommandError) as raised:
         simulate(mixed, *args)
     assert message in str(raised.value)
+    assert nothing_stored()
+
+
+def test_simulated_respondents_without_a_truth_answer_every_kind_of_question(mixed):
+    """Once a ValueError: the default was a yes/no rate, which a choice question refuses."""
+    assert simulate_respondents(mixed, 3000, rng=np.random.default_rng(5)) == 3000
+    assert stored_count(simulated=True) == 3000
+    yes_no, choice, number = survey_results(mixed).questions
+    assert yes_no.estimate.estimate == pytest.approx(0.5, abs=0.07)
+    assert choice.estimate.estimate == pytest.approx([1 / 3] * 3, abs=0.07)
+    assert number.estimate.estimate == pytest.approx(10, abs=1)
+
+
+def test_a_single_rate_for_a_choice_question_is_refused_and_nothing_stored(mixed):
+    with pytest.raises(ValueError, match="a single true rate fits a yes/no question"):
+        simulate_respondents(mixed, 10, 0.3)
     assert nothing_stored()

@@ -8,6 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from estimator import planning
+from survey.models import Survey
 
 pytestmark = pytest.mark.django_db
 
@@ -64,3 +65,32 @@ def test_bad_assumptions_name_their_field(api, body, field):
 
 def test_planning_needs_an_account():
     assert APIClient().post("/api/planning/", {}, format="json").status_code in (401, 403)
+
+
+TINY = 5e-324  # the least positive float: P(yes | 1) − P(yes | 0) squares to 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "design"),
+    [
+        ("binary", {"name": "forced_response", "p_truth": TINY, "p_yes": 0.0}),
+        ("binary", {"name": "unrelated_question", "p_truth": TINY, "pi": 0.0}),
+        ("binary", {"name": "mirrored", "p": 0.5 + 1e-151}),
+        ("choice", {"name": "forced_response", "p_truth": TINY}),
+    ],
+)
+def test_a_design_whose_rates_barely_differ_is_a_400_naming_it_and_stores_nothing(
+    api, kind, design
+):
+    """Once a ZeroDivisionError (a 500) in planning: the design's slope squared to 0."""
+    plan = {"kind": kind, "design": design, "options": 2 if kind == "choice" else None}
+    planned = api.post("/api/planning/", {k: v for k, v in plan.items() if v}, format="json")
+    assert planned.status_code == 400
+    assert "nearly" in str(planned.json()["design"])
+    question = {"text": "Sensitive?", "kind": kind, "design": design}
+    if kind == "choice":
+        question["options"] = ["a", "b"]
+    created = api.post("/api/surveys/", {"title": "x", "questions": [question]}, format="json")
+    assert created.status_code == 400
+    assert "nearly" in str(created.json()["questions"]["0"]["design"])
+    assert not Survey.objects.exists()

@@ -152,3 +152,19 @@ def test_the_import_help_describes_this_surveys_own_columns(logged_in, owner):
     low, high = survey.questions.get(position=2).design.output_description()["min_report"], 10
     assert f"a whole number from {low} to " in table and low < 0 < high
     assert "(1 = yes, 0 = no), optionally" not in page
+
+
+def test_the_import_help_of_a_number_sent_as_one_bit_says_one_or_zero(logged_in, owner):
+    """Once a KeyError (a 500): the help read a number's report range off a one-bit design."""
+    survey = Survey.objects.create(owner=owner, title="Hours")
+    survey.questions.create(
+        position=0,
+        text="Hours?",
+        kind="number",
+        design_name="one_bit",
+        design_params={"epsilon": 1.0, "lower": 0, "upper": 10},
+    )
+    page = logged_in.get(f"/surveys/{survey.id}/distribute/")
+    assert page.status_code == 200
+    table = page.content.decode().split("data-import-columns", 1)[1].split("</table>", 1)[0]
+    assert "1 or 0 (the reported bit" in table and "a whole number" not in table

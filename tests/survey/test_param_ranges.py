@@ -5,13 +5,18 @@ answers without a server error. Values outside the range are a 400 naming the fi
 from __future__ import annotations
 
 import math
+import os
+import uuid
 
+import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rest_framework.test import APIClient
 
-from estimator.designs import REGISTRY
+from estimator.designs import REGISTRY, Design
 from estimator.params import EPSILON_MAX, EPSILON_MIN, Param
+from responses.write import simulate_respondents
 from survey.limits import MAX_RESPONSE_QUOTA
 from survey.models import Survey
 from tests.storage import nothing_stored
@@ -20,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 settings.register_profile(
     "param-ranges",
-    max_examples=6,
+    max_examples=int(os.environ.get("RANGE_EXAMPLES", "6")),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -75,8 +80,7 @@ def pages(survey: Survey, question_id: int, group_id: int) -> list[str]:
     s, slug = survey.id, survey.slug
     by = f"?question={question_id}&by={group_id}"
     return [
-        f"/s/{slug}/",
-        f"/s/{slug}/paper/",
+        f"/s/{slug}/",  # its paper form too (for the no-JavaScript path)
         f"/surveys/{s}/edit/",
         f"/surveys/{s}/respondent-preview/",
         f"/surveys/{s}/distribute/",
@@ -87,6 +91,86 @@ def pages(survey: Survey, question_id: int, group_id: int) -> list[str]:
         f"/surveys/{s}/results/breakdown/{by}",
         f"/api/surveys/{s}/estimates/breakdown/{by}",
     ]
+
+
+def a_report(design: Design, seed: int) -> int:
+    """A report the design can send: one respondent's, randomized by the design itself."""
+    rng = np.random.default_rng(seed)
+    return int(design.simulate(np.array([design.true_values[0]]), rng)[0])
+
+
+@settings(settings.get_profile("param-ranges"))
+@given(
+    question=questions(),
+    quota=near(1, MAX_RESPONSE_QUOTA, integer=True),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_every_accepted_value_renders_every_page(owner, logged_in, question, quota, seed):
+    Survey.objects.all().delete()  # what an earlier example (failing, shrinking) left
+    api = APIClient()
+    api.force_authenticate(owner)
+    body = {"title": "Ranges", "response_quota": quota, "questions": [question, GROUP]}
+    created = api.post("/api/surveys/", body, format="json")
+    if created.status_code == 400:  # a combination the design refuses (e.g. crosswise ½)
+        assert "questions" in created.json() and not Survey.objects.exists()
+        return
+    assert created.status_code == 201, created.content
+    survey = Survey.objects.get(id=created.json()["id"])
+    target, group = survey.questions.all()
+    plan = {"kind": question["kind"], "design": question["design"]}
+    if question["kind"] == "choice":
+        plan["options"] = len(question["options"])
+    planned = api.post("/api/planning/", plan, format="json")
+    assert planned.status_code == 200, planned.content
+    form = {"new-text": "Another?", "new-kind": question["kind"], "new-preset": "custom"}
+    form |= {f"new-{key}": value for key, value in question["design"].items()}
+    form["new-design_name"] = form.pop("new-name")
+    assert logged_in.post(f"/surveys/{survey.id}/preview/?prefix=new", form).status_code == 200
+
+    assert api.post(f"/api/surveys/{survey.id}/open/").status_code == 200
+    answers = [{"question": target.id, "value": a_report(target.design, seed)}]
+    submission = {
+        "submission_id": str(uuid.uuid4()),
+        "answers": [*answers, {"question": group.id, "value": 1}],
+        "design_version": survey.design_version,
+    }
+    submit_url = f"/api/public/surveys/{survey.slug}/responses/"
+    submitted = APIClient().post(submit_url, submission, format="json")
+    assert submitted.status_code in (200, 201), submitted.content
+    simulate_respondents(survey, 40, rng=np.random.default_rng(seed))
+    survey.refresh_from_db()
+    for path in pages(survey, target.id, group.id):
+        client = api if path.startswith("/api/") else logged_in
+        expected = 200
+        if path.startswith("/s/") and not survey.is_accepting:
+            expected = 409  # a quota of 1 closed the survey: its respondent pages say so
+        if path.startswith("/api/") and "breakdown" in path and not target.design.randomized:
+            expected = 400  # a directly asked question has no randomized estimate to break down
+        assert client.get(path).status_code == expected, path
+    Survey.objects.all().delete()
+
+
+def test_a_survey_closed_by_a_quota_of_one_renders_every_page(owner, logged_in):
+    """The first answer closes it: the respondent page says so, every other page works."""
+    api = APIClient()
+    api.force_authenticate(owner)
+    question = {"text": "Cheated?", "kind": "binary", "design": {"name": "forced_response"}}
+    body = {"title": "Quota", "response_quota": 1, "questions": [question, GROUP]}
+    survey = Survey.objects.get(id=api.post("/api/surveys/", body, format="json").json()["id"])
+    target, group = survey.questions.all()
+    assert api.post(f"/api/surveys/{survey.id}/open/").status_code == 200
+    answers = [{"question": target.id, "value": 1}, {"question": group.id, "value": 0}]
+    submission = {"submission_id": str(uuid.uuid4()), "answers": answers}
+    submit_url = f"/api/public/surveys/{survey.slug}/responses/"
+    assert APIClient().post(submit_url, submission, format="json").status_code == 201
+    survey.refresh_from_db()
+    assert not survey.is_accepting
+    closed = logged_in.get(f"/s/{survey.slug}/")
+    assert closed.status_code == 409
+    assert "not accepting answers right now — it has closed" in closed.content.decode()
+    for path in pages(survey, target.id, group.id)[1:]:
+        client = api if path.startswith("/api/") else logged_in
+        assert client.get(path).status_code == 200, path
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,16 @@ def test_the_page_states_epsilon_per_question_and_in_total(client, make_survey):
     assert html.count("ε = 1.10: what is sent is at most 3× more likely if your true") == 3
 
 
+def test_a_yes_no_design_with_an_epsilon_beyond_e_to_709_renders_its_words(client, make_survey):
+    """Once an OverflowError (a 500): e^ε of a finite ε ≈ 714 (P("yes" | no) ≈ 5e-311)."""
+    survey = make_survey(1)
+    survey.questions.update(design_params={"p_truth": 0.5, "p_yes": 1e-310})
+    assert 709 < survey.questions.get().design.epsilon < math.inf
+    response = client.get(survey.get_absolute_url())
+    assert response.status_code == 200
+    assert "would, seeing it, think it at most 100" in response.content.decode()
+
+
 def test_an_unknown_survey_gets_a_human_not_found_page(client):
     response = client.get("/s/no-such-survey/")
     assert response.status_code == 404
