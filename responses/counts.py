@@ -76,14 +76,18 @@ class HourTally:
 class SurveyCounts:
     """The counts of one round of a survey, each read once, when first asked for."""
 
-    def __init__(self, survey: Survey, round: int | None = None) -> None:
+    def __init__(self, survey: Survey, round: int | None = None, *, sealed: bool = False) -> None:
+        """``sealed``: only what the seals have counted, none of the hours not sealed yet."""
         self.survey = survey
         self.round = round or survey.current_round
+        self.sealed = sealed
 
     @cached_property
     def _current(self) -> Batch:
         """The current hour's submissions (and the last hour's, until it is sealed),
         counted as the seal will count them: one query grouping both hours' tables."""
+        if self.sealed:
+            return Batch()
         first, second = (
             inbox.objects.filter(survey=self.survey, round=self.round)
             .values_list("simulated", "hour", "reports")
@@ -257,8 +261,13 @@ def survey_counts(survey: Survey, round: int | None = None) -> SurveyCounts:
 def released_counts(survey: Survey, round: int | None = None) -> FrozenCounts:
     """The counts as of the round's last release, made anew once at least the survey's
     ``min_cell_count`` respondents have arrived since (none before the first k): polling
-    before and after one person, or k − 1, shows exactly the same results."""
-    live = SurveyCounts(survey, round)
+    before and after one person, or k − 1, shows exactly the same results.
+
+    Releases are made from sealed hours only. A release cut in the middle of an hour
+    would, once the hour is sealed, set apart the reports of those who arrived after it
+    (the final counts minus the release): arrival order finer than the hour, which the
+    seal exists to erase."""
+    live = SurveyCounts(survey, round, sealed=True)
     arrived = sum(live.patterns.values())
     release = Release.objects.filter(survey=survey, round=live.round).first()
     released = release.respondents if release else 0

@@ -171,7 +171,7 @@ def draw_for(probabilities: list[float], meanings: list[str]) -> Draw:
             kind, name, action, den = "die", gettext("the die"), gettext("Roll a six-sided die"), 6
         else:
             kind, name, action = _numbered(den)
-        labels = [str(i) for i in range(1, den + 1)]
+        labels = []  # faces are ranges of numbers (never listed one by one: den may be huge)
     faces, start = [], 0
     for f in fractions:
         count = f.numerator * den // f.denominator

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from rest_framework.test import APIClient
 
+from responses.sealing import seal
 from responses.write import bulk_record
 from survey.models import Role, Survey
 
@@ -75,6 +76,7 @@ def fill(survey, sizes: list[int], seed: int = 7, simulated: bool = False) -> No
                 row[q[name]] = int(design.simulate(np.array([truth]), rng)[0])
             reports.append(row)
     bulk_record(survey, reports, simulated=simulated)
+    seal(everything=True)  # as an hour later: viewers see sealed hours only
 
 
 def share(survey, viewer) -> None:
@@ -131,6 +133,7 @@ def record_people(survey, found, people: list[dict], seed: int = 3) -> list[dict
             person[name] = int(found[name].design.simulate(np.array([truth]), rng)[0])
         stored.append(person)
     bulk_record(survey, [{found[n].id: v for n, v in p.items()} for p in stored], simulated=False)
+    seal(everything=True)  # as an hour later: viewers see sealed hours only
     return stored
 
 

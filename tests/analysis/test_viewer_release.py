@@ -10,6 +10,7 @@ import re
 import pytest
 from django.test import Client
 
+from responses.sealing import seal
 from responses.write import bulk_record
 from survey.models import Role
 from tests.analysis.analysis_data import analysis_survey, api_for, fill, questions
@@ -68,23 +69,42 @@ def released(owner, django_user_model):
     return survey, people
 
 
+def arrive(survey, people: list[dict]) -> None:
+    """Respondents arrive, and their hour is sealed (as the hourly job does)."""
+    bulk_record(survey, people, simulated=False)
+    seal(everything=True)
+
+
 def test_a_viewer_sees_nothing_change_until_k_new_respondents_have_arrived(released):
     survey, people = released
     viewer = people[Role.VIEWER]
     before = everything(viewer, survey)
-    bulk_record(survey, [one_respondent(survey)], simulated=False)
+    arrive(survey, [one_respondent(survey)])
     assert everything(viewer, survey) == before
-    bulk_record(survey, [one_respondent(survey)] * (K - 2), simulated=False)
+    arrive(survey, [one_respondent(survey)] * (K - 2))
     assert everything(viewer, survey) == before  # k − 1 new respondents
-    bulk_record(survey, [one_respondent(survey)], simulated=False)
+    arrive(survey, [one_respondent(survey)])
     after = everything(viewer, survey)
     changed = [url for url in before if after[url] != before[url]]
     assert f"/api/surveys/{survey.id}/estimates/" in changed
     assert f"/api/surveys/{survey.id}/estimates/breakdowns.csv" in changed
     assert f"/surveys/{survey.id}/results/" in changed
     # The next release again needs k more.
-    bulk_record(survey, [one_respondent(survey, 1)] * (K - 1), simulated=False)
+    arrive(survey, [one_respondent(survey, 1)] * (K - 1))
     assert everything(viewer, survey) == after
+
+
+def test_a_viewer_sees_only_sealed_hours(released):
+    """A release cut in the middle of an hour would, once the hour is sealed, set apart
+    the reports of those who came after it (the final counts minus the release): only
+    sealed hours are released, so what a release leaves out is whole hours."""
+    survey, people = released
+    viewer = people[Role.VIEWER]
+    before = everything(viewer, survey)
+    bulk_record(survey, [one_respondent(survey)] * (3 * K), simulated=False)
+    assert everything(viewer, survey) == before  # the hour is not sealed yet
+    seal(everything=True)
+    assert everything(viewer, survey) != before
 
 
 def test_an_analyst_sees_every_respondent_at_once(released):

@@ -99,3 +99,11 @@ def test_crosswise_asks_an_innocuous_statement_and_numbers_need_javascript():
     direct = make_design("number", "direct", {"lower": 0, "upper": 20})
     assert not needs_javascript(direct) and steps_for(direct) == []
     assert steps_for(make_design("choice", "direct", {}, k=3)) == []
+
+
+def test_a_draw_with_an_awkward_probability_names_ranges_without_listing_every_number():
+    """A probability such as 0.0653… needs a number from 1 to about a billion squared:
+    the page names the ranges (listing every number would exhaust the memory)."""
+    draw = draw_for([0.06532019724705541, 1 - 0.06532019724705541], ["“yes”", "“no”"])
+    assert draw.kind == "number" and draw.sides > 10**9
+    assert all("–" in face for face in draw.faces)

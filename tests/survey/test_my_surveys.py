@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from classroom.models import Session
 from classroom.views import DEFAULT_SESSION
+from responses.sealing import seal
 from responses.write import simulate_respondents
 from survey.models import Role, Survey
 
@@ -50,10 +51,12 @@ def test_a_viewer_sees_the_released_count_not_the_live_one(client, make_survey, 
     survey.share_with(outsider, Role.VIEWER)
     first = datetime(2026, 3, 2, 9, tzinfo=UTC)
     simulate_respondents(survey, 12, 0.3, hour=first)
+    seal()  # viewers are released sealed hours only
     client.force_login(outsider)
     row = row_of(client.get("/surveys/").content.decode(), survey)
     assert cell(row, "Responses").split() == ["12", "released"]
     simulate_respondents(survey, 1, 0.3, hour=first + timedelta(hours=3))
+    seal()
     row = row_of(client.get("/surveys/").content.decode(), survey)
     assert cell(row, "Responses").split() == ["12", "released"]
     assert cell(row, "Last answer") == f"{timezone.localtime(first):%Y-%m-%d %H}:00"

@@ -62,6 +62,10 @@ def questions(draw) -> dict:
     for param in REGISTRY[kind, name].PARAMS:
         if param.type == "probabilities" or param.name in ("lower", "upper"):
             continue  # the default (uniform); the bounds are drawn as a pair below
+        if param.type == "probability_pair":  # one per arm; equal ones are refused
+            pair = st.tuples(near(0.0, 1.0, False), near(0.0, 1.0, False))
+            design[param.name] = list(draw(pair))
+            continue
         design[param.name] = draw(value_of(param))
     if any(p.name == "lower" for p in REGISTRY[kind, name].PARAMS):
         lower, upper = (p.to_json() for p in REGISTRY[kind, name].PARAMS[-2:])
@@ -128,7 +132,11 @@ def test_every_accepted_value_renders_every_page(owner, logged_in, question, quo
     assert logged_in.post(f"/surveys/{survey.id}/preview/?prefix=new", form).status_code == 200
 
     assert api.post(f"/api/surveys/{survey.id}/open/").status_code == 200
-    answers = [{"question": target.id, "value": a_report(target.design, seed)}]
+    report = a_report(target.design, seed)
+    if target.design.has_arms:  # the device sends the answer and the arm it drew
+        answers = [{"question": target.id, "value": report % 2, "arm": report // 2}]
+    else:
+        answers = [{"question": target.id, "value": report}]
     submission = {
         "submission_id": str(uuid.uuid4()),
         "answers": [*answers, {"question": group.id, "value": 1}],
@@ -144,8 +152,9 @@ def test_every_accepted_value_renders_every_page(owner, logged_in, question, quo
         expected = 200
         if path.startswith("/s/") and not survey.is_accepting:
             expected = 409  # a quota of 1 closed the survey: its respondent pages say so
-        if path.startswith("/api/") and "breakdown" in path and not target.design.randomized:
-            expected = 400  # a directly asked question has no randomized estimate to break down
+        breaks_down = target.design.randomized and not target.design.has_arms
+        if path.startswith("/api/") and "breakdown" in path and not breaks_down:
+            expected = 400  # asked directly, or with arms: no breakdown of one share
         assert client.get(path).status_code == expected, path
     Survey.objects.all().delete()
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from responses.counts import released_counts
 from responses.models import Release
+from responses.sealing import seal
 from responses.write import record_submission
 from survey.models import Survey
 from tests.storage import stored_count, tallied
@@ -54,6 +55,7 @@ def test_responses_are_deleted_once_the_retention_has_run_out(make_survey, capsy
 
 def test_the_results_released_to_viewers_go_with_the_responses(make_survey, capsys):
     survey = answered(make_survey, n=5, retention_days=1, min_cell_count=5)
+    seal(everything=True)  # viewers are released sealed hours only
     assert sum(released_counts(survey).patterns.values()) == 5
     closed_days_ago(survey, 2)
     purge(capsys)
