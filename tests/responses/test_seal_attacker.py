@@ -34,6 +34,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from responses.models import Release
+from responses.sealing import seal
+from responses.write import simulate_respondents
 from survey.models import CredentialKey, Role, Survey
 from tests.survey.test_invites_crypto import Browser
 
@@ -51,6 +53,17 @@ def receipt_digest(submission_id: uuid.UUID) -> bytes:
 
 def at(monkeypatch, moment: datetime) -> None:
     monkeypatch.setattr("django.utils.timezone.now", lambda: moment)
+
+
+def an_earlier_hour_sealed(monkeypatch, surveys: list[Survey]) -> None:
+    """Respondents of an earlier hour, sealed: viewers polling while the answers arrive are
+    released those (releases are made of sealed hours), so ``Release`` rows are written
+    in the window the attacker looks at."""
+    at(monkeypatch, ARRIVAL - timedelta(hours=2))
+    for survey in surveys:
+        simulate_respondents(survey, 12, 0.3)
+    at(monkeypatch, ARRIVAL - timedelta(hours=1))
+    seal()
 
 
 def new_survey(owner, requires_invite: bool) -> Survey:
@@ -243,6 +256,7 @@ def test_the_superuser_finds_no_trace_of_the_arrivals_after_the_seal(
     invited, plain = new_survey(owner, True), new_survey(owner, False)
     tokens = invite(owner, invited, 6)
     viewer = viewer_of(owner, [invited, plain])
+    an_earlier_hour_sealed(monkeypatch, [invited, plain])
     at(monkeypatch, ARRIVAL)
     first = xid()
     sent = answer_by_every_path(owner, invited, plain, tokens, viewer)
@@ -279,6 +293,7 @@ def test_the_sqlite_file_keeps_no_client_id_or_current_hour_row_after_the_seal(o
     invited, plain = new_survey(owner, True), new_survey(owner, False)
     tokens = invite(owner, invited, 6)
     viewer = viewer_of(owner, [invited, plain])
+    an_earlier_hour_sealed(monkeypatch, [invited, plain])
     at(monkeypatch, ARRIVAL)
     sent = answer_by_every_path(owner, invited, plain, tokens, viewer)
     close_and_end_the_hour(owner, monkeypatch, [invited, plain])
