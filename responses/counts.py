@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
-from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import CharField, Count, F, Max, OuterRef, QuerySet, Subquery, Sum
+from django.db.models.functions import Cast, Coalesce
 
 from estimator.estimates import NumberStats
-from responses.batch import Batch, Row, parse_key
+from responses.batch import Batch, parse_key
 from responses.models import (
     INBOXES,
     QUOTA_COUNTS,
@@ -85,23 +85,29 @@ class SurveyCounts:
     @cached_property
     def _current(self) -> Batch:
         """The current hour's submissions (and the last hour's, until it is sealed),
-        counted as the seal will count them: one query grouping both hours' tables."""
+        counted as the seal will count them. The rows are grouped by the database with
+        their hour as text; the few hours among them are read once as dates, so that
+        thousands of rows need no conversion of their own."""
+        batch = Batch()
         if self.sealed:
-            return Batch()
+            return batch
+        text = Cast("hour", CharField())
+        tables = [inbox.objects.filter(survey=self.survey, round=self.round) for inbox in INBOXES]
+        first, second = (table.values_list(text, "hour").distinct().order_by() for table in tables)
+        hours = dict(first.union(second))
+        if not hours:
+            return batch
         first, second = (
-            inbox.objects.filter(survey=self.survey, round=self.round)
-            .values_list("simulated", "hour", "reports")
-            .annotate(n=Count("receipt"))
-            .order_by()
-            for inbox in INBOXES
+            table.values_list("simulated", text, "reports").annotate(n=Count("receipt")).order_by()
+            for table in tables
         )
-        rows = [
-            Row(self.survey.pk, self.round, simulated, hour, key, n)
-            for simulated, hour, key, n in first.union(second, all=True)
-        ]
-        if not rows:
-            return Batch()
-        return Batch.of(rows, {q.id: q.design for q in self.survey.questions.all()})
+        groups: dict[tuple, list[tuple[str, int]]] = {}
+        for simulated, hour, key, n in first.union(second, all=True):
+            groups.setdefault((simulated, hours[hour]), []).append((key, n))
+        designs = {q.id: q.design for q in self.survey.questions.all()}
+        for (simulated, hour), keys in groups.items():
+            batch.add_group(self.survey.pk, self.round, simulated, hour, keys, designs)
+        return batch
 
     def _hourly(self, question_ids: Sequence[int] | None = None) -> dict[int, dict]:
         """{question: {hour: QuestionTally}}, sealed and current together."""

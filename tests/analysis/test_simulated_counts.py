@@ -101,8 +101,9 @@ def test_the_simulated_count_costs_no_query_per_question(
     survey = make_survey(n_questions=5)
     record_real(survey)
     simulate_respondents(survey, SIMULATED, 0.5, np.random.default_rng(1))
-    # The survey, its questions, the sealed tallies and the current hour's rows (grouped).
-    with django_assert_max_num_queries(5):
+    # The survey, its questions, the sealed tallies, the current hour's hours and its rows
+    # (grouped), the designs.
+    with django_assert_max_num_queries(6):
         body = estimates(api, survey)
     assert [row["n_simulated"] for row in body["questions"]] == [SIMULATED] * 5
 
