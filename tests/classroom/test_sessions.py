@@ -447,3 +447,5 @@ def test_lessons_and_lectures_leave_no_stray_rows_in_my_surveys(instructor):
     results = reverse("classroom:results_csv", args=[attack.survey.id])
     assert results in entry and instructor.get(results).status_code == 200
     assert f'data-lesson-question="{attack.survey.id}"' in entry
+    # Not again among the single questions.
+    assert reverse("classroom:controls", args=[attack.survey.id]) not in page
