@@ -433,7 +433,7 @@ def _classroom_page(request: HttpRequest, form: DemoForm) -> HttpResponse:
     lone = Survey.objects.filter(
         owner=user, mode=Survey.Mode.CLASSROOM, session_step=None, lesson=None
     )
-    lessons = list(Lesson.objects.owned_by(user))
+    lessons = list(Lesson.objects.owned_by(user).select_related("survey"))
     for lesson in lessons:
         lesson.remote_url = request.build_absolute_uri(
             reverse("classroom:remote", args=[lesson.remote_token])

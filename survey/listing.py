@@ -31,6 +31,8 @@ class Lecture:
 def listed_surveys(surveys: QuerySet, search: str = "") -> list[Survey | Lecture]:
     """The rows of *My surveys*: counts and last-answer hours live for those who see results
     live, as released in batches for viewers; questions of one lecture grouped together."""
+    # A lesson's own question belongs to the lesson, listed on the Classroom page.
+    surveys = surveys.filter(lesson=None)
     if search:
         lecture = Q(session_step__session__title__icontains=search)
         surveys = surveys.filter(Q(title__icontains=search) | lecture)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from classroom import lesson_views
 from classroom.models import Action, Lesson
 from estimator import lessons as maths
 from tests.browser.conftest import PHONE
@@ -22,6 +23,12 @@ PROJECTOR = {"width": 1280, "height": 720}
 STUDENTS = 4
 FOLLOW = 8_000  # ms: a few poll intervals (phones poll every 3 s, the projector every 2 s)
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.fixture(autouse=True)
+def quick_phones(monkeypatch):
+    """Phones poll every second here (every 3 s in class): the same steps, sooner."""
+    monkeypatch.setattr(lesson_views, "STUDENT_POLL_SECONDS", 1)
 
 
 @pytest.fixture
@@ -74,6 +81,27 @@ def close(phones):
 def press(remote, name: str) -> None:
     remote.get_by_role("button", name=name).click()
     remote.wait_for_load_state()
+
+
+def open_phones_for_axe(browser, live_server, lesson, n=3):
+    """Phones on which axe-core may be injected despite the strict CSP."""
+    phones = [browser.new_context(viewport=PHONE, bypass_csp=True).new_page() for _ in range(n)]
+    for phone in phones:
+        phone.goto(f"{live_server.url}/j/{lesson.join_code}")
+    return phones
+
+
+def locked_out_then_answer(remote, phones, button: str, answered: str) -> None:
+    """The remote locks: the other phones' button is disabled within a poll; it unlocks:
+    each of them presses it and sees what it sent (``answered``)."""
+    press(remote, "Lock answering")
+    for phone in phones:
+        expect(phone.get_by_role("button", name=button)).to_be_disabled(timeout=FOLLOW)
+    press(remote, "Unlock answering")
+    for phone in phones:
+        expect(phone.get_by_role("button", name=button)).to_be_enabled(timeout=FOLLOW)
+        phone.get_by_role("button", name=button).click()
+        expect(phone.locator(answered)).to_be_visible()
 
 
 def test_differencing_lock_unlock_reveal_and_next_reach_every_phone(
@@ -244,50 +272,73 @@ def test_local_noise_on_every_phone_against_one_curator(live_server, browser, pa
     lesson, _ = start_lesson(page, live_server, "Local vs central noise")
     projector = open_projector(page.context, live_server, lesson)
     assert AXE.exists(), "axe-core is missing: run `npm ci`"
-    phone = browser.new_context(viewport=PHONE, bypass_csp=True).new_page()
-    phone.goto(f"{live_server.url}/j/{lesson.join_code}")
-    phone.get_by_role("button", name="Send my noisy secret").click()
-    expect(phone.locator("[data-my-report]")).to_contain_text("your phone sent")
-    shoot(phone, "lesson-local-phone")
-    assert serious_violations(phone) == []
+    phones = open_phones_for_axe(browser, live_server, lesson)
+    phones[0].get_by_role("button", name="Send my noisy secret").click()
+    expect(phones[0].locator("[data-my-report]")).to_contain_text("your phone sent")
+    shoot(phones[0], "lesson-local-phone")
+    assert serious_violations(phones[0]) == []
     expect(projector.locator("[data-reports]")).to_have_text("1", timeout=FOLLOW)
+    locked_out_then_answer(page, phones[1:], "Send my noisy secret", "[data-my-report]")
     press(page, "Add 20 simulated phones")
-    expect(page.locator("[data-remote-detail]")).to_contain_text("21 reports")
-    expect(projector.locator("[data-reports]")).to_have_text("21", timeout=FOLLOW)
-    expect(projector.locator("[data-ratio]")).to_have_text("4.6×")  # √21
+    expect(page.locator("[data-remote-detail]")).to_contain_text("23 reports")
+    expect(projector.locator("[data-reports]")).to_have_text("23", timeout=FOLLOW)
+    expect(projector.locator("[data-ratio]")).to_have_text("4.8×")  # √23
     press(page, "Reveal")
-    secrets = maths.classmates(lesson.seed).secrets[:21]
+    secrets = maths.classmates(lesson.seed).secrets[:23]
     expect(projector.locator("[data-true-count]")).to_have_text(str(sum(secrets)), timeout=FOLLOW)
     shoot(projector, "lesson-local-curator-projector")
     press(page, "Next step →")
-    expect(phone.locator(".lesson-step")).to_have_text("Error against class size", timeout=FOLLOW)
-    expect(phone.locator("[data-my-report]")).to_have_count(0)
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "Error against class size", timeout=FOLLOW
+        )
+        expect(phone.locator("[data-my-report]")).to_have_count(0)
     needed = maths.respondents_needed(1.0, 0.05, "local")
     expect(projector.locator("[data-needed]")).to_contain_text(str(needed), timeout=FOLLOW)
     shoot(projector, "lesson-local-projector")
-    phone.context.close()
+    press(page, "New round")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text("Noise on every phone", timeout=FOLLOW)
+    expect(projector.locator("[data-reports]")).to_have_text("0", timeout=FOLLOW)
+    close(phones)
 
 
 def test_gaussian_beside_laplace_and_what_delta_permits(live_server, browser, page, owner, shoot):
     lesson, _ = start_lesson(page, live_server, "(ε, δ) and the Gaussian mechanism")
     projector = open_projector(page.context, live_server, lesson)
-    phone = browser.new_context(viewport=PHONE, bypass_csp=True).new_page()
-    phone.goto(f"{live_server.url}/j/{lesson.join_code}")
-    phone.get_by_role("button", name="Ask both databases").click()
-    expect(phone.locator("[data-my-answers]")).to_contain_text("Gaussian answered")
-    shoot(phone, "lesson-gaussian-phone")
-    assert serious_violations(phone) == []
+    phones = open_phones_for_axe(browser, live_server, lesson)
+    phones[0].get_by_role("button", name="Ask both databases").click()
+    expect(phones[0].locator("[data-my-answers]")).to_contain_text("Gaussian answered")
+    shoot(phones[0], "lesson-gaussian-phone")
+    assert serious_violations(phones[0]) == []
     expect(projector.locator("[data-asked]")).to_have_text("1", timeout=FOLLOW)
+    locked_out_then_answer(page, phones[1:], "Ask both databases", "[data-my-answers]")
+    expect(projector.locator("[data-asked]")).to_have_text("3", timeout=FOLLOW)
     page.get_by_label(re.compile("^Failure probability δ")).fill("1")
     page.get_by_role("button", name="Set δ").click()
     expect(page.locator("[data-delta]")).to_have_text("0.01")
     sigma = maths.gaussian_sigma(1.0, 0.01)
     expect(projector.locator("[data-sigma]")).to_have_text(f"{sigma:.2f}", timeout=FOLLOW)
+    expect(projector.locator("[data-true-count]")).to_have_count(0)
+    press(page, "Reveal")
+    expect(projector.locator("[data-true-count]")).to_have_text(
+        str(maths.hospital(lesson.seed).total), timeout=FOLLOW
+    )
+    for phone in phones:
+        expect(phone.locator("[data-revealed]")).to_be_visible(timeout=FOLLOW)
     press(page, "Next step →")
-    expect(phone.locator(".lesson-step")).to_have_text("What δ permits", timeout=FOLLOW)
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text("What δ permits", timeout=FOLLOW)
+        expect(phone.locator("[data-my-answers]")).to_have_count(0)
     expect(projector.locator("[data-exposed]")).to_contain_text("0.24", timeout=FOLLOW)
     shoot(projector, "lesson-gaussian-projector")
-    phone.context.close()
+    press(page, "New round")
+    for phone in phones:
+        expect(phone.locator(".lesson-step")).to_have_text(
+            "Laplace beside Gaussian", timeout=FOLLOW
+        )
+    expect(projector.locator("[data-asked]")).to_have_text("0", timeout=FOLLOW)
+    close(phones)
 
 
 def test_holdout_overfitted_by_reuse_then_guarded_by_thresholdout(

@@ -76,6 +76,18 @@ def lesson_views(owner) -> list[str]:
     return urls
 
 
+def fresh_lesson_views(owner) -> list[str]:
+    """Every step of every lesson as the class first sees it: locked, nothing sent yet,
+    nothing revealed (empty charts and tables, "?" where the reveal puts numbers)."""
+    urls = []
+    for kind in Lesson.Kind.values:
+        lesson = Lesson.objects.create(owner=owner, kind=kind, seed=23, is_locked=True)
+        urls += [
+            f"/classroom/lessons/{lesson.id}/?step={step}" for step in range(len(lesson.steps))
+        ]
+    return urls
+
+
 def classroom_views(owner) -> list[str]:
     session = Session.objects.create(owner=owner, title="Lecture questions")
     for question in DEFAULT_SESSION:
@@ -99,8 +111,7 @@ def test_every_projector_view_fits_the_screen_and_is_legible(live_server, browse
     page.get_by_label("Password").fill("owner-password-1")
     page.get_by_role("button", name="Log in").click()
     page.wait_for_load_state()
-    lesson_urls = lesson_views(owner)
-    urls = classroom_views(owner) + lesson_urls
+    urls = classroom_views(owner) + lesson_views(owner) + fresh_lesson_views(owner)
     problems = []
     for screen in SCREENS:
         page.set_viewport_size(screen)

@@ -421,3 +421,31 @@ def test_each_chart_downloads_as_a_standalone_svg(instructor, lecture, client, o
     first = lecture.surveys()[0]
     assert client.get(reverse("classroom:chart_svg", args=[first.id])).status_code == 404
     assert client.get(reverse("classroom:results_csv", args=[first.id])).status_code == 404
+
+
+def test_lessons_and_lectures_leave_no_stray_rows_in_my_surveys(instructor):
+    """Every lesson, a lecture and a single demo, started as an instructor would: My
+    surveys holds the lecture once (its questions beneath it) and the demo, never a
+    lesson's question; the Classroom page keeps that question under its lesson."""
+    for kind in Lesson.Kind.values:
+        instructor.post(reverse("classroom:lesson_start", args=[kind]))
+    instructor.post(reverse("classroom:session_new"))
+    instructor.post(reverse("classroom:new"), {"question": "Have you ever lied to a doctor?"})
+    attack = Lesson.objects.get(kind=Lesson.Kind.ATTACK)
+    lecture = Session.objects.get()
+    demo = Survey.objects.get(title="Have you ever lied to a doctor?")
+    page = instructor.get(reverse("survey:list")).content.decode()
+    listed = [int(i) for i in re.findall(r'data-survey="(\d+)"', page)]
+    assert sorted(listed) == sorted([demo.id, *(survey.id for survey in lecture.surveys())])
+    assert page.count("data-lecture") == 1
+    searched = instructor.get(reverse("survey:list"), {"q": attack.survey.title})
+    assert f'data-survey="{attack.survey.id}"' not in searched.content.decode()
+    # On the Classroom page the question sits under its lesson, with the lesson's remote.
+    page = instructor.get(reverse("classroom:index")).content.decode()
+    entry = page.split(f'data-lesson="{attack.id}"')[1].split("</li>")[0]
+    assert attack.survey.title in entry and attack.remote_token in entry
+    results = reverse("classroom:results_csv", args=[attack.survey.id])
+    assert results in entry and instructor.get(results).status_code == 200
+    assert f'data-lesson-question="{attack.survey.id}"' in entry
+    # Not again among the single questions.
+    assert reverse("classroom:controls", args=[attack.survey.id]) not in page
