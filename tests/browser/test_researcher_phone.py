@@ -100,3 +100,39 @@ def test_every_researcher_page_fits_a_360_px_phone(
         screenshot(page, f"phone-360-{name.replace(' ', '-')}")
     context.close()
     assert found == {}, json.dumps(found, indent=1)
+
+
+# The smallest chart word on the page as the eye sees it: each visible <text>'s computed
+# font size times its chart's scale on screen, and how many chart words there are.
+CHART_TEXT = """() => {
+    const sizes = [];
+    for (const text of document.querySelectorAll("main figure.chart svg text")) {
+        if (!text.getClientRects().length || !text.textContent.trim()) continue;
+        const scale = text.getScreenCTM().a;
+        sizes.push({size: parseFloat(getComputedStyle(text).fontSize) * scale,
+                    height: text.getBoundingClientRect().height, text: text.textContent});
+    }
+    sizes.sort((a, b) => a.size - b.size);
+    return {count: sizes.length, smallest: sizes.slice(0, 3)};
+}"""
+
+LEGIBLE_PX = 11
+
+
+def test_chart_words_stay_legible_on_a_360_px_phone(live_server, browser, owner, screenshot):
+    survey = analysis_survey(owner)
+    fill(survey, [120, 100, 90, 80])
+    pages = researcher_pages(survey)
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    log_in(page, live_server)
+    found = {}
+    for name in ("dashboard", "dashboard choice question", "breakdown", "cross-tab", "model"):
+        page.goto(live_server.url + pages[name])
+        words = page.evaluate(CHART_TEXT)
+        small = [w for w in words["smallest"] if w["size"] < LEGIBLE_PX]
+        if not words["count"] or small:
+            found[name] = words
+        screenshot(page, f"phone-360-charts-{name.replace(' ', '-')}")
+    context.close()
+    assert found == {}, json.dumps(found, indent=1)
