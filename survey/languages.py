@@ -64,6 +64,16 @@ def mark_originals(survey, language: str, questions) -> None:
         question.text_lang = "" if translated and question.texts.get(language) else original
 
 
+def untranslated_count(survey, questions, language: str) -> int:
+    """How many of the survey's texts (its title, its description if it has one, each
+    question) respondents reading ``language`` see in the original: the builder says so
+    beside the language's link."""
+    texts = survey.texts.get(language, {})
+    missing = int(not texts.get("title"))
+    missing += int(bool(survey.description) and not texts.get("description"))
+    return missing + sum(not q.texts.get(language) for q in questions)
+
+
 def _accepted(request: HttpRequest) -> list[str]:
     """The primary language codes of Accept-Language, most wanted first."""
     codes = []

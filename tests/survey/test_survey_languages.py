@@ -207,3 +207,20 @@ def test_a_text_left_untranslated_says_its_own_language_for_screen_readers(
     assert f'<h2 id="q{often.id}-text">How often?</h2>' in english
     assert '<p class="lead">A study of exams.</p>' in english
     assert '<div class="consent-text">' in english and '<strong lang="en">' not in english
+
+
+def test_the_builder_counts_the_texts_not_yet_translated(api, logged_in, bilingual):
+    builder = reverse("survey:builder", args=[bilingual.id])
+    assert "data-untranslated" not in logged_in.get(builder).content.decode()
+    added = {"text": "Ever copied homework?", "design": {"name": "forced_response"}}
+    response = api.patch(
+        f"/api/surveys/{bilingual.id}/",
+        {"questions": [CHEATED, YEAR, added], "texts": {"de": {"title": "Prüfungen"}}},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    page = logged_in.get(builder).content.decode()
+    assert (
+        '<span class="hint" data-untranslated="de">(2 texts not yet translated: respondents '
+        "see them in the original)</span>" in page
+    )
