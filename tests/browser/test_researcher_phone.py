@@ -10,7 +10,7 @@ import pytest
 
 from survey.models import AuditEntry, EmailedInvite
 from tests.analysis.analysis_data import analysis_survey, fill, questions
-from tests.browser.conftest import PHONE
+from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_workspace import log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -103,7 +103,8 @@ def test_every_researcher_page_fits_a_360_px_phone(
 
 
 # The smallest chart word on the page as the eye sees it: each visible <text>'s computed
-# font size times its chart's scale on screen, and how many chart words there are.
+# font size times its chart's scale on screen; how many chart words there are, and which
+# drawings (wide or narrow) are shown.
 CHART_TEXT = """() => {
     const sizes = [];
     for (const text of document.querySelectorAll("main figure.chart svg text")) {
@@ -113,17 +114,22 @@ CHART_TEXT = """() => {
                     height: text.getBoundingClientRect().height, text: text.textContent});
     }
     sizes.sort((a, b) => a.size - b.size);
-    return {count: sizes.length, smallest: sizes.slice(0, 3)};
+    const drawings = [...document.querySelectorAll("main figure.chart > svg")]
+        .filter((svg) => svg.getClientRects().length).map((svg) => svg.getAttribute("class"));
+    return {count: sizes.length, smallest: sizes.slice(0, 3), drawings: [...new Set(drawings)]};
 }"""
 
 LEGIBLE_PX = 11
 
 
-def test_chart_words_stay_legible_on_a_360_px_phone(live_server, browser, owner, screenshot):
+@pytest.mark.parametrize(("viewport", "drawing"), [(PHONE, "chart-narrow"), (LAPTOP, "chart-wide")])
+def test_chart_words_stay_legible_on_a_phone_and_a_laptop(
+    live_server, browser, owner, screenshot, viewport, drawing
+):
     survey = analysis_survey(owner)
     fill(survey, [120, 100, 90, 80])
     pages = researcher_pages(survey)
-    context = browser.new_context(viewport=PHONE)
+    context = browser.new_context(viewport=viewport)
     page = context.new_page()
     log_in(page, live_server)
     found = {}
@@ -131,8 +137,8 @@ def test_chart_words_stay_legible_on_a_360_px_phone(live_server, browser, owner,
         page.goto(live_server.url + pages[name])
         words = page.evaluate(CHART_TEXT)
         small = [w for w in words["smallest"] if w["size"] < LEGIBLE_PX]
-        if not words["count"] or small:
+        if not words["count"] or small or words["drawings"] != [drawing]:
             found[name] = words
-        screenshot(page, f"phone-360-charts-{name.replace(' ', '-')}")
+        screenshot(page, f"{viewport['width']}-charts-{name.replace(' ', '-')}")
     context.close()
     assert found == {}, json.dumps(found, indent=1)
