@@ -2,6 +2,8 @@
 
 Plain SVG with ``<title>`` and ``<desc>`` (the numbers in words for screen readers; the
 page also shows them in a table) and CSS classes instead of inline styles (strict CSP).
+Each chart is drawn in two frames, wide and narrow (:class:`Frame`); the stylesheet shows
+the one that suits the screen.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -39,14 +41,66 @@ def _short(text: str, limit: int = 38) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _svg(width: int, height: int, title: str, desc: str, body: list[str], label: str) -> SafeString:
+@dataclass(frozen=True)
+class Frame:
+    """One layout of a chart. A 720-unit chart shrunk to a 360 px phone prints its words
+    at 6 px, so every chart is drawn twice: wide, with row labels in a column beside their
+    rows, and narrow, about a phone's width, with each label on its own line above its row
+    and no legend (the caption under the chart says the same). The stylesheet shows one."""
+
+    name: str
+    width: int
+    left: int  # where a row chart's axis starts: after the label column, or a margin
+    row: int
+    label_chars: int
+    stacked: bool  # row labels above their rows rather than beside them
+
+    @property
+    def top(self) -> int:
+        """Where the first row starts (the wide frame keeps a line for the legend)."""
+        return 12 if self.stacked else 40
+
+    def row_y(self, i: int) -> tuple[float, float]:
+        """Row ``i``'s label baseline and the centre line of its marks."""
+        start = self.top + self.row * i
+        if self.stacked:
+            return start + 14, start + self.row - 15
+        return start + self.row / 2 + 4, start + self.row / 2
+
+
+WIDE = Frame("wide", WIDTH, LABEL_WIDTH, ROW, 38, stacked=False)
+NARROW = Frame("narrow", 300, 16, 50, 40, stacked=True)
+
+
+def _svg(frame: Frame, height: float, title: str, desc: str, body: list[str], label: str) -> str:
+    ident = label if frame.name == "wide" else f"{label}-{frame.name}"
     head = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-labelledby="{label}-title {label}-desc">'
-        f'<title id="{label}-title">{escape(title)}</title>'
-        f'<desc id="{label}-desc">{escape(desc)}</desc>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart-{frame.name}" '
+        f'viewBox="0 0 {frame.width} {height:g}" '
+        f'role="img" aria-labelledby="{ident}-title {ident}-desc">'
+        f'<title id="{ident}-title">{escape(title)}</title>'
+        f'<desc id="{ident}-desc">{escape(desc)}</desc>'
     )
-    return mark_safe(head + "".join(body) + "</svg>")
+    return head + "".join(body) + "</svg>"
+
+
+def _charts(
+    draw: Callable[[Frame], tuple[float, list[str]]],
+    title: str,
+    desc: str,
+    label: str,
+    wide: Frame = WIDE,
+) -> SafeString:
+    """The chart ``draw`` makes (its height and body for a frame), wide and narrow."""
+    drawn = [(frame, *draw(frame)) for frame in (wide, NARROW)]
+    return mark_safe(
+        "".join(_svg(frame, height, title, desc, body, label) for frame, height, body in drawn)
+    )
+
+
+def _row_label(frame: Frame, y: float, text: str) -> str:
+    shown = escape(_short(text, frame.label_chars))
+    return f'<text class="svg-label" x="8" y="{y:.1f}">{shown}</text>'
 
 
 @dataclass(frozen=True)
@@ -79,42 +133,60 @@ def forest_plot(results: SurveyResults) -> SafeString:
     """One row per question: the estimate (dot) and its interval (bar) on a 0–100 % axis,
     with the raw yes-rate (open circle) for comparison."""
     rows = forest_rows(results)
-    height = 40 + ROW * max(len(rows), 1) + 30
-    x0, x1 = LABEL_WIDTH, WIDTH - RIGHT
+    descriptions = [
+        f"{r.label}: estimate {_pct(r.estimate)}, interval {_pct(r.low)} to {_pct(r.high)}, "
+        f"raw report rate {_pct(r.raw)}, n = {r.n}."
+        for r in rows
+    ]
+    legend = (
+        f"● estimate with {results.level * 100:g} % interval ({results.method})   ○ raw yes-rate"
+    )
+
+    def draw(frame: Frame) -> tuple[float, list[str]]:
+        height, x = _row_axis(frame, len(rows), lambda t: t)
+        body = _ticks(frame, height, x, TICKS, lambda t: f"{t * 100:.0f} %")
+        for i, r in enumerate(rows):
+            label_y, y = frame.row_y(i)
+            body.append(
+                _row_label(frame, label_y, r.label)
+                + f'<line class="svg-ci" x1="{x(r.low):.1f}" x2="{x(r.high):.1f}" '
+                f'y1="{y:.1f}" y2="{y:.1f}"/>'
+                f'<circle class="svg-raw" cx="{x(r.raw):.1f}" cy="{y:.1f}" r="4"/>'
+                f'<circle class="svg-point" cx="{x(r.estimate):.1f}" cy="{y:.1f}" r="5"/>'
+            )
+        if not rows:
+            body.append(
+                f'<text class="svg-muted" x="{x(0):.1f}" y="{frame.top + 18}">'
+                "No answers yet.</text>"
+            )
+        if not frame.stacked:
+            body.append(f'<text class="svg-muted" x="{x(0):.1f}" y="16">{legend}</text>')
+        return height, body
+
+    title = f"Estimated prevalence per question with {results.level * 100:g} % intervals"
+    return _charts(draw, title, " ".join(descriptions) or "No answers yet.", "forest")
+
+
+def _row_axis(
+    frame: Frame, rows: int, position: Callable[[float], float]
+) -> tuple[float, Callable[[float], float]]:
+    """A row chart's height and its horizontal scale (``position`` maps a value to 0–1)."""
+    x0, x1 = frame.left, frame.width - RIGHT
 
     def x(value: float) -> float:
-        return x0 + (x1 - x0) * value
+        return x0 + (x1 - x0) * position(value)
 
-    body = []
-    for tick in TICKS:
-        body.append(
-            f'<line class="svg-grid" x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="24" '
-            f'y2="{height - 30}"/><text class="svg-muted" x="{x(tick):.1f}" '
-            f'y="{height - 12}" text-anchor="middle">{tick * 100:.0f} %</text>'
-        )
-    descriptions = []
-    for i, r in enumerate(rows):
-        y = 40 + ROW * i + ROW / 2
-        low, high, est, raw = r.low, r.high, r.estimate, r.raw
-        body.append(
-            f'<text class="svg-label" x="8" y="{y + 4:.1f}">{escape(_short(r.label))}</text>'
-            f'<line class="svg-ci" x1="{x(low):.1f}" x2="{x(high):.1f}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<circle class="svg-raw" cx="{x(raw):.1f}" cy="{y:.1f}" r="4"/>'
-            f'<circle class="svg-point" cx="{x(est):.1f}" cy="{y:.1f}" r="5"/>'
-        )
-        descriptions.append(
-            f"{r.label}: estimate {_pct(est)}, interval {_pct(low)} to {_pct(high)}, "
-            f"raw report rate {_pct(raw)}, n = {r.n}."
-        )
-    if not rows:
-        body.append(f'<text class="svg-muted" x="{x0}" y="58">No answers yet.</text>')
-    body.append(
-        f'<text class="svg-muted" x="{x0}" y="16">● estimate with {results.level * 100:g} % '
-        f"interval ({results.method})   ○ raw yes-rate</text>"
-    )
-    title = f"Estimated prevalence per question with {results.level * 100:g} % intervals"
-    desc = " ".join(descriptions) or "No answers yet."
-    return _svg(WIDTH, height, title, desc, body, "forest")
+    return frame.top + frame.row * max(rows, 1) + 30, x
+
+
+def _ticks(frame: Frame, height: float, x, ticks, text: Callable[[float], str]) -> list[str]:
+    """A row chart's vertical grid lines and their values under the axis."""
+    return [
+        f'<line class="svg-grid" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{4 if frame.stacked else 24}" '
+        f'y2="{height - 30}"/><text class="svg-muted" x="{x(t):.1f}" y="{height - 12}" '
+        f'text-anchor="middle">{text(t)}</text>'
+        for t in ticks
+    ]
 
 
 @dataclass(frozen=True)
@@ -267,42 +339,48 @@ def options_over_time_chart(
 def _time_chart(
     label: str, title: str, series: list[tuple[str, list[TimePoint]]], scale: Scale = SHARES
 ) -> SafeString:
-    height, top, bottom, left, right = 260, 20, 40, 48, WIDTH - RIGHT
     points = series[0][1]
     many = len(series) > 1
 
-    def y(value: float) -> float:
-        return top + (height - top - bottom) * (1 - scale.fraction(value))
+    def draw(frame: Frame) -> tuple[float, list[str]]:
+        # Narrow, the first and the latest hour's words take a line each under the axis.
+        height, top, bottom, left = 260, 20, 58 if frame.stacked else 40, 48
+        right = frame.width - RIGHT
 
-    def x(i: int) -> float:
-        return left + (right - left) * (i / (len(points) - 1) if len(points) > 1 else 0.5)
+        def y(value: float) -> float:
+            return top + (height - top - bottom) * (1 - scale.fraction(value))
 
-    body = [
-        f'<line class="svg-grid" x1="{left}" x2="{right}" y1="{y(t):.1f}" y2="{y(t):.1f}"/>'
-        f'<text class="svg-muted" x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">'
-        f"{escape(scale.tick(t))}</text>"
-        for t in scale.ticks
-    ]
-    for j, (_, line_points) in enumerate(series):
-        body += _time_series(line_points, x, y, f" svg-series-{j % 10}" if many else "")
-    if points:
-        for i in sorted({0, len(points) - 1}):
-            anchor = "start" if i == 0 and len(points) > 1 else "end" if i else "middle"
+        def x(i: int) -> float:
+            return left + (right - left) * (i / (len(points) - 1) if len(points) > 1 else 0.5)
+
+        body = [
+            f'<line class="svg-grid" x1="{left}" x2="{right}" y1="{y(t):.1f}" y2="{y(t):.1f}"/>'
+            f'<text class="svg-muted" x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">'
+            f"{escape(scale.tick(t))}</text>"
+            for t in scale.ticks
+        ]
+        for j, (_, line_points) in enumerate(series):
+            body += _time_series(line_points, x, y, f" svg-series-{j % 10}" if many else "")
+        if not points:
             body.append(
-                f'<text class="svg-muted" x="{x(i):.1f}" y="{height - 14}" '
+                f'<text class="svg-muted" x="{left + 8}" y="{height / 2}">No answers yet.</text>'
+            )
+        for line, i in enumerate(sorted({0, len(points) - 1} if points else ())):
+            anchor = "start" if i == 0 and len(points) > 1 else "end" if i else "middle"
+            text_y = height - (32 - 18 * line if frame.stacked and len(points) > 1 else 14)
+            body.append(
+                f'<text class="svg-muted" x="{x(i):.1f}" y="{text_y}" '
                 f'text-anchor="{anchor}">{points[i].hour:%d %b %H:00} ({_n(points[i])})</text>'
             )
-    else:
-        body.append(
-            f'<text class="svg-muted" x="{left + 8}" y="{height / 2}">No answers yet.</text>'
-        )
+        return height, body
+
     desc = " ".join(
         f"{name}By {p.hour:%Y-%m-%d %H:00} UTC, {_n(p)}: {scale.read(p.estimate)} "
         f"({scale.read(p.ci_low)} to {scale.read(p.ci_high)})."
         for name, line_points in series
         for p in line_points
     )
-    return _svg(WIDTH, height, title, desc or "No answers yet.", body, label)
+    return _charts(draw, title, desc or "No answers yet.", label)
 
 
 def _time_series(points: list[TimePoint], x, y, series: str) -> list[str]:
@@ -330,44 +408,29 @@ def _time_series(points: list[TimePoint], x, y, series: str) -> list[str]:
 
 def choice_chart(question: Question, shown: ChoiceDisplay, level: float, method: str) -> SafeString:
     """One horizontal bar per option: the maximum-likelihood share, with its interval as a
-    whisker, on a 0–100 % axis (long option texts fit on the left, phones scale it)."""
+    whisker, on a 0–100 % axis."""
     rows = shown.rows
-    height = 40 + ROW * len(rows) + 30
-    x0, x1 = 230, WIDTH - RIGHT
 
-    def x(value: float) -> float:
-        return x0 + (x1 - x0) * value
-
-    body = _share_ticks(x, height)
-    for i, row in enumerate(rows):
-        y = 40 + ROW * i + ROW / 2
-        body.append(
-            f'<text class="svg-label" x="8" y="{y + 4:.1f}">{escape(_short(row.text, 30))}</text>'
-        )
-        if row.estimate is None:
-            continue
-        body.append(
-            f'<rect class="svg-bar svg-series-{i % 10}" x="{x0}" y="{y - 9:.1f}" '
-            f'width="{x(row.estimate) - x0:.1f}" height="18"/>'
-        )
-        if row.interval:
-            low, high = row.interval
+    def draw(frame: Frame) -> tuple[float, list[str]]:
+        height, x = _row_axis(frame, len(rows), lambda t: t)
+        body = _ticks(frame, height, x, TICKS, lambda t: f"{t * 100:.0f} %")
+        for i, row in enumerate(rows):
+            label_y, y = frame.row_y(i)
+            body.append(_row_label(frame, label_y, row.text))
+            if row.estimate is not None:
+                body.append(_option_bar(i, row, x, y))
+        if not shown.has_data:
             body.append(
-                f'<line class="svg-whisker" x1="{x(low):.1f}" x2="{x(high):.1f}" '
-                f'y1="{y:.1f}" y2="{y:.1f}"/>'
-                + "".join(
-                    f'<line class="svg-whisker" x1="{x(v):.1f}" x2="{x(v):.1f}" '
-                    f'y1="{y - 7:.1f}" y2="{y + 7:.1f}"/>'
-                    for v in (low, high)
-                )
+                f'<text class="svg-muted" x="{x(0) + 8:.1f}" y="{height / 2}">'
+                "No answers yet.</text>"
             )
-    if not shown.has_data:
-        body.append(f'<text class="svg-muted" x="{x0 + 8}" y="{height / 2}">No answers yet.</text>')
-    elif not shown.direct:
-        body.append(
-            f'<text class="svg-muted" x="{x0}" y="16">bar: estimated share (maximum '
-            f"likelihood)   ├─┤ {level * 100:g} % interval ({method})</text>"
-        )
+        elif not shown.direct and not frame.stacked:
+            body.append(
+                f'<text class="svg-muted" x="{x(0):.1f}" y="16">bar: estimated share (maximum '
+                f"likelihood)   ├─┤ {level * 100:g} % interval ({method})</text>"
+            )
+        return height, body
+
     what = "share" if shown.direct else f"estimated share with {level * 100:g} % interval"
     title = f"“{question.text}”: {what} per option"
     desc = " ".join(
@@ -377,16 +440,28 @@ def choice_chart(question: Question, shown: ChoiceDisplay, level: float, method:
         for row in rows
         if row.estimate is not None
     )
-    return _svg(WIDTH, height, title, desc or "No answers yet.", body, f"choice-{question.id}")
+    wide = replace(WIDE, left=230, label_chars=30)
+    return _charts(draw, title, desc or "No answers yet.", f"choice-{question.id}", wide)
 
 
-def _share_ticks(x, height: int) -> list[str]:
-    return [
-        f'<line class="svg-grid" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="24" y2="{height - 30}"/>'
-        f'<text class="svg-muted" x="{x(t):.1f}" y="{height - 12}" text-anchor="middle">'
-        f"{t * 100:.0f} %</text>"
-        for t in TICKS
-    ]
+def _option_bar(i: int, row, x, y: float) -> str:
+    """An option's bar from 0 to its share, and its interval's whisker."""
+    bar = (
+        f'<rect class="svg-bar svg-series-{i % 10}" x="{x(0):.1f}" y="{y - 9:.1f}" '
+        f'width="{x(row.estimate) - x(0):.1f}" height="18"/>'
+    )
+    if not row.interval:
+        return bar
+    low, high = row.interval
+    return (
+        bar + f'<line class="svg-whisker" x1="{x(low):.1f}" x2="{x(high):.1f}" '
+        f'y1="{y:.1f}" y2="{y:.1f}"/>'
+        + "".join(
+            f'<line class="svg-whisker" x1="{x(v):.1f}" x2="{x(v):.1f}" '
+            f'y1="{y - 7:.1f}" y2="{y + 7:.1f}"/>'
+            for v in (low, high)
+        )
+    )
 
 
 def column_chart(
@@ -394,41 +469,45 @@ def column_chart(
 ) -> SafeString:
     """Vertical bars (a histogram): ``bars`` are ``(label, value)``, ``unit`` says what
     a value is ("reports", or "%" for shares in [0, 1])."""
-    height, top, bottom, left, right = 240, 16, 44, 56, WIDTH - RIGHT
     peak = max((v for _, v in bars), default=0) or 1
-    step = (right - left) / max(len(bars), 1)
-
-    def y(value: float) -> float:
-        return top + (height - top - bottom) * (1 - value / peak)
 
     def show(value: float) -> str:
         return _pct(value) if unit == "%" else f"{value:,.0f} {unit}"
 
-    body = [
-        f'<line class="svg-grid" x1="{left}" x2="{right}" y1="{y(t * peak):.1f}" '
-        f'y2="{y(t * peak):.1f}"/><text class="svg-muted" x="{left - 6}" '
-        f'y="{y(t * peak) + 4:.1f}" text-anchor="end">'
-        f"{_pct(t * peak) if unit == '%' else f'{t * peak:,.0f}'}</text>"
-        for t in (0, 0.5, 1)
-    ]
-    every = max(1, math.ceil(len(bars) / 8))
-    for i, (name, value) in enumerate(bars):
-        bx = left + i * step
-        body.append(
-            f'<rect class="{css}" x="{bx + 1:.1f}" y="{y(value):.1f}" '
-            f'width="{max(step - 2, 1):.1f}" height="{y(0) - y(value):.1f}"/>'
-        )
-        if i % every == 0:
+    def draw(frame: Frame) -> tuple[float, list[str]]:
+        height, top, bottom, left, right = 240, 16, 44, 56, frame.width - RIGHT
+        step = (right - left) / max(len(bars), 1)
+
+        def y(value: float) -> float:
+            return top + (height - top - bottom) * (1 - value / peak)
+
+        body = [
+            f'<line class="svg-grid" x1="{left}" x2="{right}" y1="{y(t * peak):.1f}" '
+            f'y2="{y(t * peak):.1f}"/><text class="svg-muted" x="{left - 6}" '
+            f'y="{y(t * peak) + 4:.1f}" text-anchor="end">'
+            f"{_pct(t * peak) if unit == '%' else f'{t * peak:,.0f}'}</text>"
+            for t in (0, 0.5, 1)
+        ]
+        every = max(1, math.ceil(len(bars) / (3 if frame.stacked else 8)))
+        for i, (name, value) in enumerate(bars):
+            bx = left + i * step
             body.append(
-                f'<text class="svg-muted" x="{bx + step / 2:.1f}" y="{height - 24}" '
-                f'text-anchor="middle">{escape(name)}</text>'
+                f'<rect class="{css}" x="{bx + 1:.1f}" y="{y(value):.1f}" '
+                f'width="{max(step - 2, 1):.1f}" height="{y(0) - y(value):.1f}"/>'
             )
-    if not bars:
-        body.append(
-            f'<text class="svg-muted" x="{left + 8}" y="{height / 2}">No answers yet.</text>'
-        )
+            if i % every == 0:
+                body.append(
+                    f'<text class="svg-muted" x="{bx + step / 2:.1f}" y="{height - 24}" '
+                    f'text-anchor="middle">{escape(name)}</text>'
+                )
+        if not bars:
+            body.append(
+                f'<text class="svg-muted" x="{left + 8}" y="{height / 2}">No answers yet.</text>'
+            )
+        return height, body
+
     desc = " ".join(f"{name}: {show(value)}." for name, value in bars)
-    return _svg(WIDTH, height, title, desc or "No answers yet.", body, label)
+    return _charts(draw, title, desc or "No answers yet.", label)
 
 
 def histogram_chart(question: Question, shown: NumberDisplay) -> SafeString:
@@ -518,8 +597,6 @@ def interval_chart(
 
     Used by the breakdown (one row per category), the cross-tab (one per cell) and the
     model (one per coefficient's odds ratio)."""
-    height = 40 + ROW * max(len(rows), 1) + 30
-    x0, x1 = LABEL_WIDTH, WIDTH - RIGHT
     if odds_ratios:
         finite = [
             v
@@ -554,36 +631,36 @@ def interval_chart(
 
         tick_text, show = (lambda t: f"{t * 100:.0f} %"), _pct
 
-    def x(value: float) -> float:
-        return x0 + (x1 - x0) * position(value)
-
-    body = [
-        f'<line class="svg-grid" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="24" y2="{height - 30}"/>'
-        f'<text class="svg-muted" x="{x(t):.1f}" y="{height - 12}" text-anchor="middle">'
-        f"{tick_text(t)}</text>"
-        for t in ticks
+    descriptions = [
+        f"{row.label}: {row.note}."
+        if row.estimate is None
+        else f"{row.label}: {show(row.estimate)}, interval {show(row.ci_low)} to "
+        f"{show(row.ci_high)}{', ' + row.note if row.note else ''}."
+        for row in rows
     ]
-    descriptions = []
-    for i, row in enumerate(rows):
-        y = 40 + ROW * i + ROW / 2
-        body.append(
-            f'<text class="svg-label" x="8" y="{y + 4:.1f}">{escape(_short(row.label))}</text>'
-        )
-        if row.estimate is None:
+
+    def draw(frame: Frame) -> tuple[float, list[str]]:
+        height, x = _row_axis(frame, len(rows), position)
+        body = _ticks(frame, height, x, ticks, tick_text)
+        for i, row in enumerate(rows):
+            label_y, y = frame.row_y(i)
+            body.append(_row_label(frame, label_y, row.label))
+            if row.estimate is None:
+                body.append(
+                    f'<text class="svg-muted" x="{x(ticks[0]):.1f}" y="{y + 4:.1f}">'
+                    f"{escape(row.note)}</text>"
+                )
+                continue
             body.append(
-                f'<text class="svg-muted" x="{x0}" y="{y + 4:.1f}">{escape(row.note)}</text>'
+                f'<line class="svg-ci" x1="{x(row.ci_low):.1f}" x2="{x(row.ci_high):.1f}" '
+                f'y1="{y:.1f}" y2="{y:.1f}"/>'
+                f'<circle class="svg-point" cx="{x(row.estimate):.1f}" cy="{y:.1f}" r="5"/>'
             )
-            descriptions.append(f"{row.label}: {row.note}.")
-            continue
-        body.append(
-            f'<line class="svg-ci" x1="{x(row.ci_low):.1f}" x2="{x(row.ci_high):.1f}" '
-            f'y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<circle class="svg-point" cx="{x(row.estimate):.1f}" cy="{y:.1f}" r="5"/>'
-        )
-        descriptions.append(
-            f"{row.label}: {show(row.estimate)}, interval {show(row.ci_low)} to "
-            f"{show(row.ci_high)}{', ' + row.note if row.note else ''}."
-        )
-    if not rows:
-        body.append(f'<text class="svg-muted" x="{x0}" y="58">Nothing to show yet.</text>')
-    return _svg(WIDTH, height, title, " ".join(descriptions) or "Nothing to show yet.", body, label)
+        if not rows:
+            body.append(
+                f'<text class="svg-muted" x="{x(ticks[0]):.1f}" y="{frame.top + 18}">'
+                "Nothing to show yet.</text>"
+            )
+        return height, body
+
+    return _charts(draw, title, " ".join(descriptions) or "Nothing to show yet.", label)

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from estimator import planning
 from estimator.designs import Design, composition
 from estimator.intervals import DEFAULT_LEVEL, z_value
+from survey import languages
 from survey.forms import NewSurveyForm, QuestionForm, RewordForm, SurveyForm
 from survey.limits import too_many_questions
 from survey.listing import listed_surveys
@@ -231,7 +232,7 @@ def builder_context(
         "new_preview": preview_context(survey, add_data, "new", None, a)["preview"],
         "settings_form": SurveyForm(instance=survey),
         "translations": [
-            (code, name)
+            (code, name, languages.untranslated_count(survey, questions, code))
             for code, name in settings.LANGUAGES
             if code in survey.offered_languages[1:]
         ],

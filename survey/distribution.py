@@ -224,6 +224,11 @@ def import_failed(
     return render(request, "survey/distribute.html", context, status=status)
 
 
+FORGET_UNCONFIRMED = (
+    "Nothing was deleted: tick “Yes, delete them” first (the addresses cannot be restored)."
+)
+
+
 def needs_email() -> None:
     """Mailing exists only where the site can send mail (EMAIL_URL, or DEBUG)."""
     if not settings.EMAIL_ENABLED:
@@ -291,8 +296,12 @@ def email_remind(request: HttpRequest, survey_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def email_forget(request: HttpRequest, survey_id: int) -> HttpResponse:
-    """Delete the mailed addresses; their invites keep working, no reminder can follow."""
+    """Delete the mailed addresses, once the owner has ticked that they mean it (a slip
+    of the finger cannot be undone); their invites keep working, no reminder can follow."""
     survey = owned_survey(request, survey_id)
+    if request.POST.get("confirm") != "yes":
+        context = distribute_context(request, survey) | {"forget_error": FORGET_UNCONFIRMED}
+        return render(request, "survey/distribute.html", context, status=400)
     deleted = email_invites.forget(request, survey)
     messages.success(request, f"Deleted {deleted} address{'es' if deleted != 1 else ''}.")
     return redirect("survey:distribute", survey.id)

@@ -44,6 +44,36 @@ def for_survey(survey, request: HttpRequest) -> str:
     return survey.language
 
 
+def mark_originals(survey, language: str, questions) -> None:
+    """Say which texts the page shows untranslated. A survey may gain a language before
+    every text is translated (the translation page says a blank shows the original), so
+    such a text is shown in the survey's own language: its ``*_lang`` attribute (read by
+    the templates as a ``lang`` attribute) makes screen readers pronounce it in that
+    language instead of the page's. Classroom surveys are left alone: their phones follow
+    each student's browser and their questions are never translated, so the language
+    their teacher left in the settings says little about the words they typed."""
+    if language == survey.language or survey.mode == "classroom":
+        return
+    translated = language in survey.languages
+    texts = survey.texts.get(language, {}) if translated else {}
+    original = survey.language
+    survey.title_lang = "" if texts.get("title") else original
+    survey.description_lang = "" if texts.get("description") else original
+    survey.consent_lang = original  # the consent text has no translations
+    for question in questions:
+        question.text_lang = "" if translated and question.texts.get(language) else original
+
+
+def untranslated_count(survey, questions, language: str) -> int:
+    """How many of the survey's texts (its title, its description if it has one, each
+    question) respondents reading ``language`` see in the original: the builder says so
+    beside the language's link."""
+    texts = survey.texts.get(language, {})
+    missing = int(not texts.get("title"))
+    missing += int(bool(survey.description) and not texts.get("description"))
+    return missing + sum(not q.texts.get(language) for q in questions)
+
+
 def _accepted(request: HttpRequest) -> list[str]:
     """The primary language codes of Accept-Language, most wanted first."""
     codes = []

@@ -61,6 +61,7 @@ def _respondent_page(request: HttpRequest, template: str, context: dict, status:
     if survey:
         questions = context.get("questions", [])
         survey.show_in(language, questions)
+        languages.mark_originals(survey, language, questions)
         with translation.override(language):
             _with_conditions(questions)  # in the words shown
         context["language_links"] = languages.links(survey, request, language)

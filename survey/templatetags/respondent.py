@@ -10,7 +10,7 @@ from collections import Counter
 from django import template
 from django.urls import reverse
 from django.utils import translation
-from django.utils.html import json_script
+from django.utils.html import format_html, json_script
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, gettext_noop
 
@@ -29,6 +29,14 @@ from survey.templatetags.privacy import epsilon as epsilon_text
 from survey.templatetags.privacy import local_number, odds_bound, percent, whole
 
 register = template.Library()
+
+
+@register.filter
+def lang(code: str | None) -> str:
+    """` lang="de"` for a text in a language other than the page's (see
+    :func:`survey.languages.mark_originals`), else nothing."""
+    return format_html(' lang="{}"', code) if code else ""
+
 
 # A step's name when it is the only one of its kind, and when there are several.
 NAMES = {

@@ -19,6 +19,7 @@ from analysis.display import Bin, choice_display, number_display, report_bins
 from estimator.designs import make_design
 from responses.write import bulk_record
 from survey.models import Question, Survey, current_hour
+from tests.analysis.drawings import narrow, wide
 from tests.storage import hours_of
 
 LAPLACE = {"epsilon": 1.0, "lower": 0, "upper": 10}
@@ -113,15 +114,27 @@ def test_charts_escape_question_and_option_text():
     assert "<script>" not in svg and "<b>" not in svg and "&lt;b&gt;x&lt;/b&gt;" in svg
 
 
+def test_every_chart_has_a_narrow_drawing_for_phones_with_its_own_ids():
+    question = Question(id=9, text="Colour?")
+    est = make_design("choice", "k_rr", {"epsilon": 1.0}, k=2).estimate([5, 5])
+    svg = choice_chart(question, choice_display(est, ["red", "blue"], 0.95, "wilson"), 0.95, "")
+    assert 'viewBox="0 0 720 ' in wide(svg) and 'viewBox="0 0 300 ' in narrow(svg)
+    assert '<title id="choice-9-title">' in wide(svg)
+    assert '<title id="choice-9-narrow-title">' in narrow(svg)
+    desc = re.search(r"<desc [^>]*>(.*?)</desc>", wide(svg)).group(1)
+    assert f">{desc}</desc>" in narrow(svg) and "red: 50.0 %" in desc
+
+
 def test_histogram_and_distribution_charts_describe_every_bar():
     question = Question(id=4, text="Hours?")
     _, est, counts = laplace_reports(np.full(300, 6))
     shown = number_display(est, 0.95, report_bins(counts))
     hist = histogram_chart(question, shown)
-    assert hist.count("<rect ") == len(shown.bins)
+    assert wide(hist).count("<rect ") == narrow(hist).count("<rect ") == len(shown.bins)
     assert all(f"{b.label}: {b.count:,} reports." in hist for b in shown.bins)
     dist = distribution_chart(question, shown)
-    assert dist.count("<rect ") == 11 and "(rough)" in dist
+    assert wide(dist).count("<rect ") == narrow(dist).count("<rect ") == 11
+    assert "(rough)" in dist
     assert re.search(r'<title id="dist-4-title">', dist)
 
 

@@ -24,6 +24,7 @@ from tests.analysis.dashboard_survey import (
     answer,
     mixed_survey,
 )
+from tests.analysis.drawings import narrow, wide
 from tests.storage import hours_of
 
 pytestmark = pytest.mark.django_db
@@ -59,8 +60,9 @@ def test_a_choice_question_has_a_bar_chart_with_whiskers_and_a_table(logged_in, 
     colour = mixed.questions.get(kind="choice", design_name="forced_response")
     est = views.survey_results(mixed).questions[1].estimate
     shown = choice_display(est, COLOURS, 0.95, "wilson")
-    assert html.count('class="svg-whisker"') == 3 * len(COLOURS)
-    assert html.count('<rect class="svg-bar') == len(COLOURS)
+    for drawing in (wide(html), narrow(html)):
+        assert drawing.count('class="svg-whisker"') == 3 * len(COLOURS)
+        assert drawing.count('<rect class="svg-bar') == len(COLOURS)
     for row in shown.rows:
         assert f"<strong>{row.estimate * 100:.1f} %</strong>" in html  # the MLE, shown
         assert f"{row.unbiased * 100:.1f} %" in html

@@ -48,6 +48,11 @@ def test_the_dashboard_reads_well_on_phones_and_laptops(
     if viewport == LAPTOP:
         shoot(page, "section[data-kind=choice]", DOCS / "dashboard-choice.png")
         shoot(page, "section[data-kind=number]", DOCS / "dashboard-number.png")
+    else:  # the README's phone picture: from the top to the end of the forest plot
+        forest = page.locator(".dashboard-charts").first.bounding_box()
+        bottom = forest["y"] + forest["height"] + page.evaluate("scrollY") + 16
+        clip = {"x": 0, "y": 0, "width": PHONE["width"], "height": bottom}
+        page.screenshot(path=DOCS / "phone-dashboard.png", full_page=True, clip=clip)
     context.close()
 
 

@@ -10,6 +10,7 @@ import re
 import pytest
 from django.core import mail
 
+from survey.models import EmailedInvite
 from tests.browser.conftest import PHONE
 from tests.browser.test_invites import answer_all, start
 from tests.browser.test_respondent_accessibility import AXE, serious_violations
@@ -55,3 +56,25 @@ def test_a_mailed_invite_is_answered_and_only_the_other_address_is_reminded(
     researcher.get_by_role("button", name="Remind the 1 not yet used").click()
     researcher.get_by_text("Reminded 1").wait_for()
     assert [m.to for m in mail.outbox] == [["ben@example.org"]]
+
+
+def test_deleting_the_addresses_asks_for_a_tick_first_without_javascript(
+    live_server, browser, owner, make_survey, settings, screenshot
+):
+    settings.EMAIL_ENABLED = True
+    survey = make_survey(n_questions=2, requires_invite=True)
+    EmailedInvite.create_batch(survey, ["ana@example.org", "ben@example.org"])
+    context = browser.new_context(viewport=PHONE, java_script_enabled=False)
+    page = context.new_page()
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/surveys/{survey.id}/distribute/")
+    delete = page.get_by_role("button", name="Delete the 2 addresses")
+    delete.click()  # one click, nothing ticked: the browser keeps the form
+    assert page.get_by_label("Yes, delete them").evaluate("box => !box.validity.valid")
+    assert survey.emailed_invites.count() == 2
+    page.get_by_label("Yes, delete them").check()
+    screenshot(page, "email-forget-confirm-phone")
+    delete.click()
+    page.get_by_text("Deleted 2 addresses.").wait_for()
+    assert not survey.emailed_invites.exists()
+    context.close()

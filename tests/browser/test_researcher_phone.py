@@ -10,7 +10,7 @@ import pytest
 
 from survey.models import AuditEntry, EmailedInvite
 from tests.analysis.analysis_data import analysis_survey, fill, questions
-from tests.browser.conftest import PHONE
+from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_workspace import log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -98,5 +98,47 @@ def test_every_researcher_page_fits_a_360_px_phone(
         if problems:
             found[name] = problems
         screenshot(page, f"phone-360-{name.replace(' ', '-')}")
+    context.close()
+    assert found == {}, json.dumps(found, indent=1)
+
+
+# The smallest chart word on the page as the eye sees it: each visible <text>'s computed
+# font size times its chart's scale on screen; how many chart words there are, and which
+# drawings (wide or narrow) are shown.
+CHART_TEXT = """() => {
+    const sizes = [];
+    for (const text of document.querySelectorAll("main figure.chart svg text")) {
+        if (!text.getClientRects().length || !text.textContent.trim()) continue;
+        const scale = text.getScreenCTM().a;
+        sizes.push({size: parseFloat(getComputedStyle(text).fontSize) * scale,
+                    height: text.getBoundingClientRect().height, text: text.textContent});
+    }
+    sizes.sort((a, b) => a.size - b.size);
+    const drawings = [...document.querySelectorAll("main figure.chart > svg")]
+        .filter((svg) => svg.getClientRects().length).map((svg) => svg.getAttribute("class"));
+    return {count: sizes.length, smallest: sizes.slice(0, 3), drawings: [...new Set(drawings)]};
+}"""
+
+LEGIBLE_PX = 11
+
+
+@pytest.mark.parametrize(("viewport", "drawing"), [(PHONE, "chart-narrow"), (LAPTOP, "chart-wide")])
+def test_chart_words_stay_legible_on_a_phone_and_a_laptop(
+    live_server, browser, owner, screenshot, viewport, drawing
+):
+    survey = analysis_survey(owner)
+    fill(survey, [120, 100, 90, 80])
+    pages = researcher_pages(survey)
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    log_in(page, live_server)
+    found = {}
+    for name in ("dashboard", "dashboard choice question", "breakdown", "cross-tab", "model"):
+        page.goto(live_server.url + pages[name])
+        words = page.evaluate(CHART_TEXT)
+        small = [w for w in words["smallest"] if w["size"] < LEGIBLE_PX]
+        if not words["count"] or small or words["drawings"] != [drawing]:
+            found[name] = words
+        screenshot(page, f"{viewport['width']}-charts-{name.replace(' ', '-')}")
     context.close()
     assert found == {}, json.dumps(found, indent=1)

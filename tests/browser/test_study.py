@@ -172,3 +172,40 @@ def test_a_condition_shows_its_question_and_progress_counts_what_is_shown(
     (body,) = [json.loads(r.post_data) for r in requests]
     assert body["answers"] == [{"question": student.id, "value": 0}]
     assert stored_reports(survey) == [{student.id: 0}]
+
+
+README_PHONE = {"width": 390, "height": 844}
+
+
+def test_the_readme_phone_picture_shows_the_language_choice_consent_and_a_skip(
+    live_server, browser, make_survey
+):
+    """docs/respondent-phone.png, on a 390 × 844 phone: the languages offered, the
+    consent text agreed to, and a question answered "Prefer not to answer"."""
+    survey = make_survey(
+        0,
+        languages=["de"],
+        texts={"de": {"title": "Ehrlichkeit in Prüfungen"}},
+        consent_text="Run by the ethics lab. You may stop at any time.",
+    )
+    survey.questions.create(
+        position=0,
+        text="Have you ever cheated in an exam?",
+        design_params={},
+        texts={"de": {"text": "Haben Sie je in einer Prüfung geschummelt?"}},
+    )
+    context = browser.new_context(viewport=README_PHONE, locale="en-GB", bypass_csp=True)
+    page = context.new_page()
+    page.goto(live_server.url + survey.get_absolute_url())
+    page.get_by_role("button", name="I agree: show the questions").click()
+    question = page.locator("[data-question]")
+    skip = question.get_by_role("checkbox", name="Prefer not to answer")
+    skip.check()
+    assert skip.is_checked() and question.get_by_role("button", name="Yes").is_enabled()
+    assert page.evaluate("() => [innerWidth, innerHeight]") == [390, 844]
+    assert page.get_by_role("navigation", name="Language of this survey").is_visible()
+    assert page.locator(".consent-text").is_visible()
+    assert serious_violations(page) == []
+    # The whole page as this phone shows it: one screen cannot hold all three.
+    page.screenshot(path=DOCS / "respondent-phone.png", full_page=True)
+    context.close()

@@ -3,6 +3,8 @@ question, and on the phones with the class result, never in the estimate."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -61,3 +63,22 @@ def test_phones_see_the_skips_with_the_class_result_in_their_language(
     classroom.reveal()
     german = status(client, classroom, accept_language="de").content.decode()
     assert "übersprungen: 2, nicht in der Schätzung" in german
+
+
+def test_phones_see_the_skips_beside_the_yes_no_sentence_in_their_language(client, classroom):
+    for report in (1, 0, 1, None, None, None):
+        assert submit(client, classroom, report).status_code == 201
+    classroom.reveal()
+    english = status(client, classroom).content.decode()
+    assert "from 3 answers" in english
+    assert re.search(
+        r"included\)\.<span data-skipped> 3 skipped, not in the estimate\.</span></p>", english
+    )
+    french = status(client, classroom, accept_language="fr").content.decode()
+    assert "passées : 3, hors de l’estimation." in french
+
+
+def test_phones_do_not_mention_skips_when_there_are_none(client, classroom):
+    submit(client, classroom, 1)
+    classroom.reveal()
+    assert "skipped" not in status(client, classroom).content.decode()

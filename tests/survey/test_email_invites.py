@@ -246,7 +246,7 @@ def test_deleting_the_addresses_keeps_the_invites_and_ends_the_reminders(
 ):
     send(logged_in, invited_survey, "ana@example.org\nben@example.org")
     token = token_in(mailoutbox[0])
-    response = logged_in.post(reverse("survey:email_forget", args=[invited_survey.id]))
+    response = forget(logged_in, invited_survey, confirm="yes")
     assert response.status_code == 302
     assert not EmailedInvite.objects.exists() and Invite.objects.count() == 2
     assert audit(invited_survey)[-1] == "2 mailed addresses deleted"
@@ -254,6 +254,24 @@ def test_deleting_the_addresses_keeps_the_invites_and_ends_the_reminders(
     remind(logged_in, invited_survey)
     assert mailoutbox == []
     assert submit(client, invited_survey, invite=token).status_code == 201
+
+
+def forget(client, survey: Survey, **confirmation):
+    return client.post(reverse("survey:email_forget", args=[survey.id]), confirmation)
+
+
+@pytest.mark.parametrize("confirmation", [{}, {"confirm": ""}, {"confirm": "on"}])
+def test_deleting_the_addresses_without_ticking_the_confirmation_deletes_nothing(
+    logged_in, invited_survey, mailoutbox, confirmation
+):
+    send(logged_in, invited_survey, "ana@example.org\nben@example.org")
+    response = forget(logged_in, invited_survey, **confirmation)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert 'id="forget-error"' in page and "tick “Yes, delete them” first" in page
+    assert 'name="confirm" value="yes" required aria-invalid="true"' in page
+    assert EmailedInvite.objects.count() == 2 and Invite.objects.count() == 2
+    assert audit(invited_survey)[-1] != "2 mailed addresses deleted"
 
 
 def test_the_addresses_go_with_the_responses_when_the_retention_runs_out(

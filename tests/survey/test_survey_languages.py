@@ -180,3 +180,47 @@ def test_the_language_links_keep_an_invite(client, bilingual):
     url = f"{bilingual.get_absolute_url()}?invite=tok-1&lang=de"
     html = client.get(url).content.decode()
     assert 'href="?invite=tok-1&amp;lang=en" hreflang="en"' in html
+
+
+def test_a_text_left_untranslated_says_its_own_language_for_screen_readers(
+    client, api, make_survey
+):
+    often = {"text": "How often?", "kind": "choice", "options": ["Never", "Often"]}
+    often |= {"design": {"name": "direct"}, "not_sensitive": True}
+    texts = {"de": {"title": "Prüfungen"}}  # no description in German
+    response = create(api, texts=texts, consent_text="I agree.", questions=[CHEATED, often])
+    assert response.status_code == 201, response.json()
+    survey = Survey.objects.get()
+    survey.status = Survey.Status.OPEN
+    survey.save()
+    cheated, often = survey.questions.all()
+    german = page(client, survey, accept_language="de")
+    assert "<h1>Prüfungen</h1>" in german
+    assert '<p class="lead" lang="en">A study of exams.</p>' in german
+    assert '<div class="consent-text" lang="en">' in german
+    assert f'<h2 id="q{cheated.id}-text">Haben Sie' in german
+    assert f'<h2 id="q{often.id}-text" lang="en">How often?</h2>' in german
+    assert german.count('<button type="button" class="option" lang="en"') == 2
+    assert '<legend><span lang="en">How often?</span></legend>' in german  # no JavaScript
+    assert '<strong lang="en">Never</strong>' in german
+    english = page(client, survey, accept_language="en")
+    assert f'<h2 id="q{often.id}-text">How often?</h2>' in english
+    assert '<p class="lead">A study of exams.</p>' in english
+    assert '<div class="consent-text">' in english and '<strong lang="en">' not in english
+
+
+def test_the_builder_counts_the_texts_not_yet_translated(api, logged_in, bilingual):
+    builder = reverse("survey:builder", args=[bilingual.id])
+    assert "data-untranslated" not in logged_in.get(builder).content.decode()
+    added = {"text": "Ever copied homework?", "design": {"name": "forced_response"}}
+    response = api.patch(
+        f"/api/surveys/{bilingual.id}/",
+        {"questions": [CHEATED, YEAR, added], "texts": {"de": {"title": "Prüfungen"}}},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    page = logged_in.get(builder).content.decode()
+    assert (
+        '<span class="hint" data-untranslated="de">(2 texts not yet translated: respondents '
+        "see them in the original)</span>" in page
+    )
