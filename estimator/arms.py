@@ -37,7 +37,7 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
-from estimator.designs import REGISTRY, Design, _check_index, _count_vector, matrix_epsilon
+from estimator.designs import REGISTRY, AffineLine, Design, _check_index, _count_vector, matrix_epsilon
 from estimator.estimates import _check_population
 from estimator.intervals import DEFAULT_LEVEL, NO_DATA_MESSAGE, check_level, z_value
 from estimator.params import Param
@@ -79,6 +79,9 @@ class ArmsDesign(Design):
     # The API's key of each quantity beside the prevalence (SPEC §3.1), and its label.
     quantity_keys: ClassVar[dict[str, str]] = {}
     quantity_labels: ClassVar[dict[str, str]] = {}
+    # The second parameter when everyone follows the coins (t = 1, γ = 0), or None when
+    # the design detects nothing (its second parameter is not about compliance).
+    compliance: ClassVar[float | None] = None
     # The second parameter a plan assumes (respondents who follow the instructions), in words.
     planning_other: ClassVar[float] = 0.5
     planning_words: ClassVar[str] = ""
@@ -130,6 +133,17 @@ class ArmsDesign(Design):
 
     def derived(self, theta: Sequence[float]) -> dict[str, float]:
         return {}
+
+    def compliant_lines(self) -> tuple[AffineLine, ...] | None:
+        """Per arm, its yes rate as a line c + t·π when everyone follows the coins (the
+        second parameter at :attr:`compliance`); None for a design that detects nothing."""
+        if self.compliance is None:
+            return None
+        at_0 = self.yes_rates((0.0, self.compliance))
+        at_1 = self.yes_rates((1.0, self.compliance))
+        return tuple(
+            AffineLine(c_=float(c), t_=float(top - c)) for c, top in zip(at_0, at_1, strict=True)
+        )
 
     def unit_yes_rates(self, theta: Sequence[float]) -> tuple[np.ndarray, np.ndarray] | None:
         """The kinds of respondent at θ: (their shares, each kind's P(yes) per arm as a
@@ -246,6 +260,7 @@ class StochasticLieDetector(ArmsDesign):
     parameter_labels: ClassVar[tuple[str, str]] = ("Prevalence π", "Carriers' honesty t")
     detects: ClassVar[tuple[str, str] | None] = ("t", "The share of carriers who lie, 1 − t =")
     quantity_keys: ClassVar[dict[str, str]] = {"t": "honesty"}
+    compliance: ClassVar[float | None] = 1.0
     planning_other: ClassVar[float] = 1.0
     planning_words: ClassVar[str] = "if carriers answer honestly (t = 1)"
     reanalysis_words: ClassVar[str] = (
@@ -313,6 +328,7 @@ class CheatingDetection(ArmsDesign):
     derived_names: ClassVar[tuple[str, ...]] = ("beta",)
     detects: ClassVar[tuple[str, str] | None] = ("gamma", "The share of cheaters γ =")
     quantity_keys: ClassVar[dict[str, str]] = {"beta": "honest_no", "gamma": "cheaters"}
+    compliance: ClassVar[float | None] = 0.0
     planning_other: ClassVar[float] = 0.0
     planning_words: ClassVar[str] = "if nobody cheats (γ = 0)"
     reanalysis_words: ClassVar[str] = (
