@@ -220,6 +220,36 @@ class ArmsDesign(Design):
         variance = self.unit_covariance(theta)[0, 0]
         return max(1, math.ceil(variance * (z_value(level) / half_width) ** 2 - 1e-9))
 
+    def power(
+        self, q: float, q_other: float, n: int, other: float | None = None, alpha: float = 0.05
+    ) -> float:
+        """Power of the two-sided Wald test of π = ``q_other`` when π = ``q`` (n
+        respondents, the second parameter at ``other``, by default the planned one). The
+        test's standard error is estimated from the data, so both the critical value and
+        the spread are taken at the truth q: at π = 0 the lie detector's t is not
+        identified and a null-based standard error would not exist. For two groups of n
+        each, pass twice the unit variance through :meth:`power_two_groups`."""
+        from estimator.planning import _rejection_probability
+
+        other = self.planning_other if other is None else other
+        se = math.sqrt(self.unit_covariance((q, other))[0, 0] / n)
+        return _rejection_probability(q, se, q_other, se, alpha, "two-sided")
+
+    def power_two_groups(
+        self, q: float, q_other: float, n: int, other: float | None = None, alpha: float = 0.05
+    ) -> float:
+        """Power of the two-sided Wald test of no difference between two groups of n
+        respondents each, with prevalences ``q`` and ``q_other`` (as
+        ``rr::power.rr.test(type = "two.sample")``, with each group's standard error at its
+        own prevalence, estimated from the data as in :meth:`power`)."""
+        from estimator.planning import _rejection_probability
+
+        other = self.planning_other if other is None else other
+        se = math.hypot(
+            *(math.sqrt(self.unit_covariance((v, other))[0, 0] / n) for v in (q, q_other))
+        )
+        return _rejection_probability(q - q_other, se, 0.0, se, alpha, "two-sided")
+
     def variance_price(self, theta: Sequence[float]) -> float:
         """The price of the detection: how many times more respondents π needs than if
         it were asked directly (and answered honestly), at the planned θ."""

@@ -247,3 +247,15 @@ def test_a_stated_population_narrows_the_arms_intervals_and_is_echoed(api):
     assert finite["std_error"] < infinite["std_error"]
     assert finite["ci_high"] - finite["ci_low"] < infinite["ci_high"] - infinite["ci_low"]
     assert finite["estimate"] == pytest.approx(infinite["estimate"])
+
+
+def test_the_planner_gives_the_power_of_a_design_with_arms(api):
+    body = {"design": CDM, "q": 0.3, "q_null": 0.2, "q_other": 0.15, "n": 2000}
+    response = api.post("/api/planning/", body, format="json")
+    assert response.status_code == 200, response.json()
+    assert_matches_schema(response, "/api/planning/", "POST")
+    plan = response.json()
+    design = CheatingDetection()
+    assert plan["power_one"] == pytest.approx(design.power(0.3, 0.2, 2000))
+    assert plan["power_two"] == pytest.approx(design.power_two_groups(0.3, 0.15, 2000))
+    assert 0.05 < plan["power_one"] < plan["power_two"] < 1

@@ -108,3 +108,21 @@ def test_arms_agree_when_everyone_follows_the_coins_and_not_when_carriers_lie():
         yes = rng.random(20_000) < SLD.yes_rates((0.3, honesty))[arms]
         p_values[honesty] = compare_arms(SLD.estimate(np.bincount(2 * arms + yes, minlength=4)))
     assert p_values[1.0].lr_p_value > 0.05 and p_values[0.5].lr_p_value < 1e-6
+
+
+def test_the_power_of_two_groups_matches_seeded_wald_tests():
+    """Two groups of 1000 with π = 0.3 and 0.15, everyone following the coins."""
+    rng = np.random.default_rng(6)
+    rejected = 0
+    for _ in range(300):
+        groups = []
+        for q in (0.3, 0.15):
+            arms = SLD.simulate_arms(1000, rng)
+            yes = rng.random(1000) < SLD.yes_rates((q, 1.0))[arms]
+            groups.append(SLD.estimate(np.bincount(2 * arms + yes, minlength=4)))
+        a, b = groups
+        z = (a["pi"] - b["pi"]) / np.hypot(a.std_error("pi"), b.std_error("pi"))
+        rejected += abs(z) > 1.959964
+    assert rejected / 300 == pytest.approx(SLD.power_two_groups(0.3, 0.15, 1000), abs=0.08)
+    assert SLD.power(0.3, 0.3, 1000) == pytest.approx(0.05)
+    assert SLD.power(0.3, 0.0, 1000) > SLD.power(0.3, 0.2, 1000)
