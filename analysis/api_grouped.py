@@ -253,7 +253,7 @@ class CompareSerializer(serializers.Serializer):
     min_cell_count = serializers.IntegerField()
     groups = CompareGroupSerializer(many=True)
     meaning = serializers.CharField(
-        required=False, help_text='by=arm: what the arms\' difference measures, in words'
+        required=False, help_text="by=arm: what the arms' difference measures, in words"
     )
     a = serializers.FloatField(help_text="prevalence in group a")
     b = serializers.FloatField(help_text="prevalence in group b")

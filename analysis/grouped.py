@@ -509,7 +509,8 @@ BY_ARM = "arm"
 ARMS_COMPARED = (
     "The prevalence read from each arm alone as if everyone followed the coins, arm 0 "
     "minus arm 1: following the coins makes both read the same, so a difference says that "
-    "some respondents did not (the design's own detection, asked arm against arm)."
+    "some respondents did not (the design's own detection, asked arm against arm). The "
+    "readings are not clipped to 0–100 %: one outside it is itself such a sign."
 )
 
 
@@ -593,9 +594,13 @@ def arms_compared(
         raise AnalysisError("question", f"{named(question)}: {est.message}")
     comparison = compare_arms(est, level)
     lines = question.design.compliant_lines()
-    groups = [
-        _group(arm, f"arm {arm}", line.estimate(int(est.yes[arm]), int(est.per_arm[arm])))
+    readings = [
+        line.estimate(int(est.yes[arm]), int(est.per_arm[arm]))
         for arm, line in zip(arms, lines, strict=True)
+    ]
+    groups = [
+        _group(arm, f"arm {arm}", reading) | {"estimate": reading.estimate_unbiased}
+        for arm, reading in zip(arms, readings, strict=True)
     ]
     result = comparison.to_dict()
     if picked[0] > picked[1]:
@@ -893,8 +898,7 @@ def breakdown_pairs(survey: Survey) -> list[tuple[Question, Question]]:
     return [
         (question, by)
         for question in survey.questions.all()
-        if question.design.randomized
-        and question.kind in BROKEN_DOWN
+        if question.design.randomized and question.kind in BROKEN_DOWN
         for by in groups
     ]
 

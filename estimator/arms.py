@@ -37,7 +37,14 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
-from estimator.designs import REGISTRY, AffineLine, Design, _check_index, _count_vector, matrix_epsilon
+from estimator.designs import (
+    REGISTRY,
+    AffineLine,
+    Design,
+    _check_index,
+    _count_vector,
+    matrix_epsilon,
+)
 from estimator.estimates import _check_population
 from estimator.intervals import DEFAULT_LEVEL, NO_DATA_MESSAGE, check_level, z_value
 from estimator.params import Param

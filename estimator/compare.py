@@ -98,26 +98,33 @@ def lr_p_value(a: Prevalence, b: Prevalence) -> float:
     return float(sps.chi2.sf(max(0.0, 2 * (separate - common)), 1))
 
 
-def compare(a: Prevalence, b: Prevalence, level: float = DEFAULT_LEVEL) -> Comparison:
+def compare(
+    a: Prevalence, b: Prevalence, level: float = DEFAULT_LEVEL, *, clipped: bool = True
+) -> Comparison:
     """q_a − q_b of two independent groups (each possibly with its own design; with a
-    design with arms, its π and its other parameter estimated in each group)."""
+    design with arms, its π and its other parameter estimated in each group). With
+    ``clipped`` false the Wald difference is that of the unbiased estimates of two design
+    lines, which may leave [0, 1] (and its interval [−1, 1]); the likelihood ratio keeps
+    q in [0, 1]."""
     level = check_level(level)
     if not (a.has_data and b.has_data):
         raise ValueError("both groups need reports to be compared")
-    difference = a.estimate - b.estimate
+    value_a, value_b = (e.estimate if clipped else e.estimate_unbiased for e in (a, b))
+    difference = value_a - value_b
     se = math.hypot(prevalence_std_error(a), prevalence_std_error(b))
     half = z_value(level) * se
     if se > 0:
         wald = float(2 * sps.norm.sf(abs(difference) / se))
     else:
         wald = 1.0 if difference == 0 else 0.0
+    low, high = difference - half, difference + half
     return Comparison(
-        estimate_a=a.estimate,
-        estimate_b=b.estimate,
+        estimate_a=value_a,
+        estimate_b=value_b,
         difference=difference,
         std_error=se,
-        ci_low=max(-1.0, difference - half),
-        ci_high=min(1.0, difference + half),
+        ci_low=max(-1.0, low) if clipped else low,
+        ci_high=min(1.0, high) if clipped else high,
         wald_p_value=wald,
         lr_p_value=lr_p_value(a, b),
         level=level,
@@ -130,7 +137,9 @@ def compare_arms(est: ArmsEstimate, level: float = DEFAULT_LEVEL) -> Comparison:
     arm 0 minus arm 1. Following the coins makes both read the same π, so a difference
     says that some respondents did not — the design's own detection (t < 1, γ > 0) asked
     arm against arm. Comparing the arms' raw yes rates would say nothing: they differ by
-    design."""
+    design. The readings are the unbiased (λ̂ − c)/t of each arm's line, unclipped: a
+    reading below 0 or above 1 is itself a sign that the coins were not followed, and
+    clipping it would hide part of the difference from the Wald test."""
     lines = est.design.compliant_lines()
     if lines is None:
         raise ValueError(
@@ -140,7 +149,7 @@ def compare_arms(est: ArmsEstimate, level: float = DEFAULT_LEVEL) -> Comparison:
         line.estimate(int(yes), int(n))
         for line, yes, n in zip(lines, est.yes, est.per_arm, strict=True)
     )
-    return compare(a, b, level)
+    return compare(a, b, level, clipped=False)
 
 
 def check_direct_share(share: Any) -> float:

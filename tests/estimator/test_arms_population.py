@@ -95,7 +95,8 @@ def test_the_arms_read_alone_are_the_compliant_lines():
     counts = [700, 300, 250, 750]
     est = SLD.estimate(counts)
     arm0, arm1 = lines[0].estimate(300, 1000), lines[1].estimate(750, 1000)
-    assert compare_arms(est) == compare(arm0, arm1)
+    assert compare_arms(est) == compare(arm0, arm1, clipped=False)
+    assert compare_arms(est).estimate_a == pytest.approx((0.3 - 10 / 12) / (2 / 12))  # unclipped
     with pytest.raises(ValueError, match="cannot be compared"):
         compare_arms(UnrelatedQuestionUnknown().estimate(counts))
 
