@@ -227,6 +227,14 @@ class ArmsDesign(Design):
         variance = self.unit_covariance(theta)[0, 0]
         return max(1, math.ceil(variance * (z_value(level) / half_width) ** 2 - 1e-9))
 
+    def _planned_variance(self, q: float, other: float | None) -> float:
+        """n·Var(π̂) at π = q. At π = 0 the lie detector's t drops out of the model and
+        the information is singular, though π's variance has a finite limit: it is taken
+        a hair inside [0, 1], which changes no power by more than rounding."""
+        other = self.planning_other if other is None else other
+        q = min(max(float(q), 1e-6), 1 - 1e-6)
+        return float(self.unit_covariance((q, other))[0, 0])
+
     def power(
         self, q: float, q_other: float, n: int, other: float | None = None, alpha: float = 0.05
     ) -> float:
@@ -238,8 +246,7 @@ class ArmsDesign(Design):
         each, pass twice the unit variance through :meth:`power_two_groups`."""
         from estimator.planning import _rejection_probability
 
-        other = self.planning_other if other is None else other
-        se = math.sqrt(self.unit_covariance((q, other))[0, 0] / n)
+        se = math.sqrt(self._planned_variance(q, other) / n)
         return _rejection_probability(q, se, q_other, se, alpha, "two-sided")
 
     def power_two_groups(
@@ -251,10 +258,7 @@ class ArmsDesign(Design):
         own prevalence, estimated from the data as in :meth:`power`)."""
         from estimator.planning import _rejection_probability
 
-        other = self.planning_other if other is None else other
-        se = math.hypot(
-            *(math.sqrt(self.unit_covariance((v, other))[0, 0] / n) for v in (q, q_other))
-        )
+        se = math.hypot(*(math.sqrt(self._planned_variance(v, other) / n) for v in (q, q_other)))
         return _rejection_probability(q - q_other, se, 0.0, se, alpha, "two-sided")
 
     def variance_price(self, theta: Sequence[float]) -> float:

@@ -259,3 +259,12 @@ def test_the_planner_gives_the_power_of_a_design_with_arms(api):
     assert plan["power_one"] == pytest.approx(design.power(0.3, 0.2, 2000))
     assert plan["power_two"] == pytest.approx(design.power_two_groups(0.3, 0.15, 2000))
     assert 0.05 < plan["power_one"] < plan["power_two"] < 1
+
+
+def test_the_planner_takes_a_prevalence_of_0_for_the_lie_detector(api):
+    """At π = 0 the honesty t drops out of the model; the power still has its limit."""
+    body = {"design": SLD, "q": 0.2, "q_null": 0.0, "q_other": 0.0, "n": 500}
+    response = api.post("/api/planning/", body, format="json")
+    assert response.status_code == 200, response.json()
+    plan = response.json()
+    assert 0.5 < plan["power_two"] < plan["power_one"] <= 1
