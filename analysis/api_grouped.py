@@ -120,7 +120,9 @@ class BreakdownSerializer(serializers.Serializer):
         "so that no hidden cell can be recovered by differencing"
     )
     level = serializers.FloatField()
-    method = serializers.CharField(help_text='"t" for a number question')
+    method = serializers.CharField(
+        help_text='"t" for a number question, "profile" (likelihood) for a design with arms'
+    )
     lower = serializers.IntegerField(required=False, help_text="number questions only")
     upper = serializers.IntegerField(required=False, help_text="number questions only")
     overall = BreakdownEstimateSerializer(

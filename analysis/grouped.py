@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.results import arms_entry, population_for
+from analysis.results import ARMS_METHOD, arms_entry, population_for
 from estimator.arms import sld_regression
 from estimator.compare import compare as compare_groups
 from estimator.compare import compare_arms, prevalence_std_error
@@ -431,6 +431,8 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     question = linked.question
     if question.kind == Question.Kind.NUMBER:
         method = MEAN_METHODS[0]
+    if question.design.has_arms:
+        method = ARMS_METHOD
     overall, skipped = linked.overall()
     total = sum(overall.values())
     survey = question.survey

@@ -49,6 +49,7 @@ def test_a_lie_detector_breaks_down_into_pi_and_t_per_group(api):
     assert_matches_schema(response, BREAKDOWN, "GET")
     body = response.json()
     assert body["quantities"] == [{"key": "honesty", "label": "Carriers' honesty t"}]
+    assert body["method"] == "profile"
     design = StochasticLieDetector()
     for cell in body["categories"]:
         expected = design.estimate(counts[cell["category"]])
