@@ -181,8 +181,7 @@ def estimate_entry(
     if question.kind == Question.Kind.NUMBER:
         return _number_entry(question, reports, level, population) | {"population": population}
     if question.design.has_arms:
-        counts = [reports.get(r, 0) for r in question.design.output_values]
-        est = question.design.estimate(counts, population=population)
+        est = _prevalence(question, reports, population)
         return arms_entry(est, level) | {"population": est.population}
     counts = [reports.get(r, 0) for r in range(len(categories(question)))]
     if question.kind == Question.Kind.BINARY:
@@ -489,11 +488,14 @@ def _category(by: Question, field: str, raw, listed: list[int | None]) -> int | 
     return value
 
 
-def _prevalence(question: Question, reports: Mapping[int, int]):
-    """A group's estimate of a yes/no question's prevalence from its reports."""
-    if question.design.has_arms:
-        return question.design.estimate([reports.get(r, 0) for r in question.design.output_values])
-    return question.design.estimate(reports.get(1, 0), sum(reports.values()))
+def _prevalence(question: Question, reports: Mapping[int, int], population: int | None = None):
+    """A group's estimate of a yes/no question's prevalence from its reports (a design
+    with arms: from its four, arm × answer)."""
+    design = question.design
+    if design.has_arms:
+        counts = [reports.get(r, 0) for r in design.output_values]
+        return design.estimate(counts, population=population)
+    return design.estimate(reports.get(1, 0), sum(reports.values()), population=population)
 
 
 def _group(category, text: str, est) -> dict:
