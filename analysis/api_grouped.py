@@ -15,6 +15,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from analysis.api import ArmCount, Quantity
 from analysis.audit import record_analysis
 from analysis.grouped import (
     AnalysisError,
@@ -75,6 +76,24 @@ class BreakdownEstimateSerializer(serializers.Serializer):
         help_text="N of the finite-population correction applied (a group: its share of "
         "the survey's population size); null when none.",
     )
+    arms = ArmCount(
+        many=True,
+        required=False,
+        help_text="A design with arms: the group's reports per arm (the estimate is π, its "
+        "interval from the profile likelihood).",
+    )
+    honesty = Quantity(required=False, help_text="Stochastic lie detector: carriers' honesty t.")
+    honest_no = Quantity(required=False, help_text="Cheating detection: honest 'no' β.")
+    cheaters = Quantity(required=False, help_text="Cheating detection: cheaters γ.")
+    innocuous = Quantity(required=False, help_text="The innocuous question's prevalence.")
+    findings = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="A design with arms: what the detection found in this group, in words.",
+    )
+    warning = serializers.CharField(
+        allow_null=True, required=False, help_text="Set when nothing can be estimated yet."
+    )
 
 
 class BreakdownCategorySerializer(BreakdownEstimateSerializer):
@@ -101,13 +120,21 @@ class BreakdownSerializer(serializers.Serializer):
         "so that no hidden cell can be recovered by differencing"
     )
     level = serializers.FloatField()
-    method = serializers.CharField(help_text='"t" for a number question')
+    method = serializers.CharField(
+        help_text='"t" for a number question, "profile" (likelihood) for a design with arms'
+    )
     lower = serializers.IntegerField(required=False, help_text="number questions only")
     upper = serializers.IntegerField(required=False, help_text="number questions only")
     overall = BreakdownEstimateSerializer(
         help_text="the question's estimate over all its respondents, as on the results page"
     )
     categories = BreakdownCategorySerializer(many=True)
+    quantities = serializers.ListField(
+        child=serializers.DictField(child=serializers.CharField()),
+        required=False,
+        help_text='A design with arms: {"key", "label"} of each quantity beside π that every '
+        "entry carries under its key",
+    )
 
 
 class AssociationSerializer(serializers.Serializer):
@@ -221,10 +248,15 @@ class CompareSerializer(serializers.Serializer):
     survey = serializers.IntegerField()
     question = serializers.IntegerField()
     text = serializers.CharField()
-    by = serializers.IntegerField()
+    by = serializers.JSONField(
+        help_text='the grouping question\'s id, or "arm" for the two arms of a design with arms'
+    )
     by_text = serializers.CharField()
     min_cell_count = serializers.IntegerField()
     groups = CompareGroupSerializer(many=True)
+    meaning = serializers.CharField(
+        required=False, help_text="by=arm: what the arms' difference measures, in words"
+    )
     a = serializers.FloatField(help_text="prevalence in group a")
     b = serializers.FloatField(help_text="prevalence in group b")
     difference = serializers.FloatField(help_text="a − b")
@@ -310,9 +342,18 @@ def crosstab_endpoint(request: Request, survey_id: int) -> Response:
 @extend_schema(
     parameters=[
         OpenApiParameter("question", OpenApiTypes.INT, required=True),
-        OpenApiParameter("by", OpenApiTypes.INT, required=True),
         OpenApiParameter(
-            "a", str, required=True, description="a category of by (option index, or none)"
+            "by",
+            str,
+            required=True,
+            description='a directly asked question\'s id, or "arm": the two arms of a design '
+            "with arms, each read as if everyone followed the coins",
+        ),
+        OpenApiParameter(
+            "a",
+            str,
+            required=True,
+            description="a category of by (option index, or none), or an arm (0 or 1)",
         ),
         OpenApiParameter("b", str, required=True, description="the other category"),
         LEVEL,
@@ -323,7 +364,10 @@ def crosstab_endpoint(request: Request, survey_id: int) -> Response:
 def compare_endpoint(request: Request, survey_id: int) -> Response:
     """The difference of a randomized yes/no question's prevalence between two categories
     of a directly asked question, with its interval and the Wald and likelihood-ratio
-    p-values of "no difference". A category the breakdown hides is refused."""
+    p-values of "no difference". A category the breakdown hides is refused. For a design
+    with arms, π is estimated in each group with its second parameter (honesty t,
+    cheaters γ) free; ``by=arm`` compares its two arms, each read as if everyone followed
+    the coins: a difference says some respondents did not."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, _ = _options(request.query_params)
     params = request.query_params

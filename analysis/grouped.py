@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.results import population_for
+from analysis.results import ARMS_METHOD, arms_entry, population_for
 from estimator.arms import sld_regression
 from estimator.compare import compare as compare_groups
+from estimator.compare import compare_arms, prevalence_std_error
 from estimator.crosstab import crosstab
 from estimator.disclosure import suppress_linked
 from estimator.estimates import MEAN_METHODS, NumberStats
@@ -74,10 +75,10 @@ def named(question: Question) -> str:
 
 
 def _randomized(
-    survey: Survey, field: str, raw, kinds: tuple[str, ...], *, arms: bool = False
+    survey: Survey, field: str, raw, kinds: tuple[str, ...], *, arms_refused: str | None = None
 ) -> Question:
-    """A randomized question of one of ``kinds``; a design with arms only where the
-    analysis takes it (``arms``: a model whose outcome's design fits one)."""
+    """A randomized question of one of ``kinds``; a design with arms is refused with the
+    reason ``arms_refused`` where the analysis cannot take it."""
     question = _question(survey, field, raw)
     if not question.design.randomized:
         raise AnalysisError(
@@ -90,14 +91,23 @@ def _randomized(
             f"{named(question)} is a {question.kind} question; {field} must be "
             f"a randomized {' or '.join(kinds)} question",
         )
-    if question.design.has_arms and not (arms and question.design.regression_with_arms):
-        raise AnalysisError(
-            field,
-            f"{named(question)} uses a design with arms: its estimates are on the results "
-            "page and the estimates endpoint; breakdowns, cross-tabs, comparisons and models "
-            f"do not take it yet, so choose another {field}",
-        )
+    if question.design.has_arms and arms_refused:
+        raise AnalysisError(field, f"{named(question)} uses a design with arms: {arms_refused}")
     return question
+
+
+# Why a cross-tab refuses a design with arms (the API's 400 and the page say it).
+CROSSTAB_ARMS = (
+    "a cross-tab inverts each question's response matrix, and the reports of a design with "
+    "arms also depend on how many respondents did not follow the coins (its honesty t or "
+    "cheaters γ), which no matrix fixes; a joint model of both questions is not offered. "
+    "Its prevalence per group of a directly asked question is in the breakdown"
+)
+# Why a model refuses a design with arms other than the stochastic lie detector's.
+MODEL_ARMS = (
+    "a model takes a design with arms only where its fit estimates the second "
+    "parameter beside the coefficients (the stochastic lie detector), so choose another outcome"
+)
 
 
 def _covariate(survey: Survey, outcome: Question, raw) -> Question:
@@ -170,6 +180,9 @@ def estimate_entry(
     (N) applies the finite-population correction."""
     if question.kind == Question.Kind.NUMBER:
         return _number_entry(question, reports, level, population) | {"population": population}
+    if question.design.has_arms:
+        est = _prevalence(question, reports, population)
+        return arms_entry(est, level) | {"population": est.population}
     counts = [reports.get(r, 0) for r in range(len(categories(question)))]
     if question.kind == Question.Kind.BINARY:
         est = question.design.estimate(counts[1], sum(counts), population=population)
@@ -417,6 +430,8 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     question = linked.question
     if question.kind == Question.Kind.NUMBER:
         method = MEAN_METHODS[0]
+    if question.design.has_arms:
+        method = ARMS_METHOD
     overall, skipped = linked.overall()
     total = sum(overall.values())
     survey = question.survey
@@ -445,6 +460,12 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     }
     if question.kind == Question.Kind.NUMBER:
         result |= {"lower": question.design.lower, "upper": question.design.upper}
+    if question.design.has_arms:
+        design = question.design
+        result["quantities"] = [
+            {"key": key, "label": design.quantity_labels[name]}
+            for name, key in design.quantity_keys.items()
+        ]
     return result
 
 
@@ -467,6 +488,36 @@ def _category(by: Question, field: str, raw, listed: list[int | None]) -> int | 
     return value
 
 
+def _prevalence(question: Question, reports: Mapping[int, int], population: int | None = None):
+    """A group's estimate of a yes/no question's prevalence from its reports (a design
+    with arms: from its four, arm × answer)."""
+    design = question.design
+    if design.has_arms:
+        counts = [reports.get(r, 0) for r in design.output_values]
+        return design.estimate(counts, population=population)
+    return design.estimate(reports.get(1, 0), sum(reports.values()), population=population)
+
+
+def _group(category, text: str, est) -> dict:
+    return {
+        "category": category,
+        "text": text,
+        "n": est.n,
+        "estimate": est.estimate,
+        "std_error": prevalence_std_error(est),
+    }
+
+
+# ``by`` of a comparison of the two arms of a design with arms.
+BY_ARM = "arm"
+ARMS_COMPARED = (
+    "The prevalence read from each arm alone as if everyone followed the coins, arm 0 "
+    "minus arm 1: following the coins makes both read the same, so a difference says that "
+    "some respondents did not (the design's own detection, asked arm against arm). The "
+    "readings are not clipped to 0–100 %: one outside it is itself such a sign."
+)
+
+
 def compare(
     survey: Survey,
     question_raw,
@@ -478,9 +529,12 @@ def compare(
 ) -> dict:
     """The difference of a randomized yes/no question's prevalence between two categories
     of a directly asked question (:func:`estimator.compare.compare`: interval, Wald and
-    likelihood-ratio p-values). A category the breakdowns hide cannot be compared: the
+    likelihood-ratio p-values); with ``by=arm``, between the two arms of a design with
+    arms (:func:`arms_compared`). A category the breakdowns hide cannot be compared: the
     difference would publish it."""
     question = _randomized(survey, "question", question_raw, (Question.Kind.BINARY,))
+    if isinstance(by_raw, str) and by_raw.strip().lower() == BY_ARM:
+        return arms_compared(survey, question, a_raw, b_raw, level, counts)
     by = _direct(survey, "by", by_raw, DIRECT_CATEGORICAL)
     linked = LinkedBreakdowns.of(survey, question, counts)
     cells = {category: (text, reports) for category, text, reports, _ in linked.cells(by)}
@@ -496,10 +550,10 @@ def compare(
                 f"{field}: this group is hidden in the breakdown (too few respondents in it "
                 "or in another group), so it cannot be compared",
             )
-        reports = cells[category][1]
-        estimates[field] = question.design.estimate(reports.get(1, 0), sum(reports.values()))
+        estimates[field] = _prevalence(question, cells[category][1])
         if not estimates[field].has_data:
-            raise AnalysisError(field, f"{field}: nobody in this group has answered yet")
+            why = estimates[field].message if estimates[field].n else "nobody has answered yet"
+            raise AnalysisError(field, f"{field}: in this group, {why[0].lower()}{why[1:]}")
     comparison = compare_groups(estimates["a"], estimates["b"], level)
     return {
         "survey": survey.id,
@@ -509,17 +563,75 @@ def compare(
         "by_text": by.text,
         "min_cell_count": linked.min_cell_count,
         "groups": [
-            {
-                "category": category,
-                "text": cells[category][0],
-                "n": estimates[field].n,
-                "estimate": estimates[field].estimate,
-                "std_error": estimates[field].std_error,
-            }
+            _group(category, cells[category][0], estimates[field])
             for field, category in (("a", a), ("b", b))
         ],
         **comparison.to_dict(),
     }
+
+
+def arms_compared(
+    survey: Survey, question: Question, a_raw, b_raw, level: float, counts: SurveyCounts | None
+) -> dict:
+    """The two arms of a design with arms against each other, over all the question's
+    respondents (:func:`estimator.compare.compare_arms`). Each arm's reports are already
+    on the results page, so nothing here is hidden."""
+    if not question.design.has_arms:
+        raise AnalysisError(
+            "by",
+            f"{named(question)} has no arms: by={BY_ARM} compares the two arms of a design "
+            "with arms; give a directly asked question to compare two of its groups",
+        )
+    if question.design.compliant_lines() is None:
+        raise AnalysisError(
+            "by",
+            f"{named(question)}: the arms of this design do not each estimate the "
+            "prevalence, so they cannot be compared",
+        )
+    arms = list(range(question.design.arms))
+    picked = [_arm(field, raw, arms) for field, raw in (("a", a_raw), ("b", b_raw))]
+    if picked[0] == picked[1]:
+        raise AnalysisError("b", "a and b must be two different arms")
+    tally = (counts or survey_counts(survey)).tally(question.id)
+    est = question.design.estimate_from_tally(tally.counts, tally.stats)
+    if not est.has_data:
+        raise AnalysisError("question", f"{named(question)}: {est.message}")
+    comparison = compare_arms(est, level)
+    lines = question.design.compliant_lines()
+    readings = [
+        line.estimate(int(est.yes[arm]), int(est.per_arm[arm]))
+        for arm, line in zip(arms, lines, strict=True)
+    ]
+    groups = [
+        _group(arm, f"arm {arm}", reading) | {"estimate": reading.estimate_unbiased}
+        for arm, reading in zip(arms, readings, strict=True)
+    ]
+    result = comparison.to_dict()
+    if picked[0] > picked[1]:
+        groups.reverse()
+        result |= {"a": result["b"], "b": result["a"], "difference": -result["difference"]}
+        result["ci"] = [-result["ci"][1], -result["ci"][0]]
+    return {
+        "survey": survey.id,
+        "question": question.id,
+        "text": question.text,
+        "by": BY_ARM,
+        "by_text": "the arm the respondent's device drew",
+        "min_cell_count": survey.min_cell_count,
+        "groups": groups,
+        **result,
+        "meaning": ARMS_COMPARED,
+    }
+
+
+def _arm(field: str, raw, arms: list[int]) -> int:
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        value = None
+    if value not in arms:
+        raise AnalysisError(field, f"{field} must be an arm of the design: one of {arms}")
+    return value
 
 
 def crosstab_of(
@@ -527,8 +639,8 @@ def crosstab_of(
 ) -> dict:
     """The joint prevalences of two randomized questions (:func:`estimator.crosstab.crosstab`
     on their joint report counts), with phi and the odds ratio for two yes/no questions."""
-    a = _randomized(survey, "a", a_raw, RANDOMIZED_CATEGORICAL)
-    b = _randomized(survey, "b", b_raw, RANDOMIZED_CATEGORICAL)
+    a = _randomized(survey, "a", a_raw, RANDOMIZED_CATEGORICAL, arms_refused=CROSSTAB_ARMS)
+    b = _randomized(survey, "b", b_raw, RANDOMIZED_CATEGORICAL, arms_refused=CROSSTAB_ARMS)
     if a.id == b.id:
         raise AnalysisError("b", "a and b must be two different questions")
     rows, columns = categories(a), categories(b)
@@ -627,7 +739,9 @@ def regression(
     fitted in R on the export names them alike: a choice covariate is dummy-coded against
     its first option, a yes/no or number covariate enters as its 0/1 or number.
     """
-    outcome = _randomized(survey, "outcome", outcome_raw, (Question.Kind.BINARY,), arms=True)
+    outcome = _randomized(survey, "outcome", outcome_raw, (Question.Kind.BINARY,))
+    if outcome.design.has_arms and not outcome.design.regression_with_arms:
+        raise AnalysisError("outcome", f"{named(outcome)} uses a design with arms: {MODEL_ARMS}")
     with_arms = outcome.design.has_arms
     if not isinstance(covariates_raw, list) or not covariates_raw:
         raise AnalysisError(
@@ -788,9 +902,7 @@ def breakdown_pairs(survey: Survey) -> list[tuple[Question, Question]]:
     return [
         (question, by)
         for question in survey.questions.all()
-        if question.design.randomized
-        and question.kind in BROKEN_DOWN
-        and not question.design.has_arms
+        if question.design.randomized and question.kind in BROKEN_DOWN
         for by in groups
     ]
 
@@ -837,6 +949,17 @@ def _csv_rows(question: Question, by: Question, category, text, entry: dict | No
             "raw_rate": entry["raw_yes_rate"],
             **{key: entry[key] for key in BREAKDOWN_COLUMNS[12:]},
         }
+        # A design with arms: a row per other quantity, named in ``option`` (as in the
+        # estimates CSV), with its SE and interval.
+        design = question.design
+        for name, key in (design.quantity_keys if design.has_arms else {}).items():
+            yield {
+                **base,
+                "option": key,
+                "option_text": design.quantity_labels[name],
+                "n": entry["n"],
+                **{k: entry[key][k] for k in ("estimate", "std_error", "ci_low", "ci_high")},
+            }
 
 
 def breakdowns_csv(

@@ -160,26 +160,7 @@ class QuestionResult:
         """A design with arms: every quantity beside the prevalence (carriers' honesty,
         honest "no", cheaters…) with its key, label, SE and interval; empty otherwise."""
         est = self.estimate
-        if not isinstance(est, ArmsEstimate):
-            return []
-        design = est.design
-        out = []
-        for name, key in design.quantity_keys.items():
-            entry = {"key": key, "label": design.quantity_labels[name]}
-            if est.has_data:
-                se = est.std_error(name)
-                low, high = est.ci(name, self.level)
-                entry |= {
-                    "estimate": est[name],
-                    "std_error": se if math.isfinite(se) else None,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "interval": (low, high),
-                }
-            else:
-                entry |= dict.fromkeys(("estimate", "std_error", "ci_low", "ci_high", "interval"))
-            out.append(entry)
-        return out
+        return arms_quantities(est, self.level) if isinstance(est, ArmsEstimate) else []
 
     @property
     def findings(self) -> list[str]:
@@ -194,29 +175,7 @@ class QuestionResult:
         return self._arms(self.estimate) if isinstance(self.estimate, ArmsEstimate) else None
 
     def _arms(self, est: ArmsEstimate) -> dict:
-        low, high = self.interval or (None, None)
-        se = est.std_error(est.design.parameter_names[0]) if est.has_data else None
-        moments = est.design.moment_solution(est.yes / est.per_arm) if est.has_data else None
-        return {
-            "yes_count": int(est.yes.sum()),
-            "raw_yes_rate": est.raw_yes_rate,
-            "estimate": est.estimate,
-            # The moment solution: unbiased to first order, and may leave [0, 1].
-            "estimate_unbiased": None if moments is None else float(moments[0]),
-            "std_error": se if se is None or math.isfinite(se) else None,
-            "ci_low": low,
-            "ci_high": high,
-            "arms": [
-                {"index": j, "n": int(n), "yes_count": int(y)}
-                for j, (n, y) in enumerate(zip(est.per_arm, est.yes, strict=True))
-            ],
-            **{
-                q["key"]: {k: q[k] for k in ("estimate", "std_error", "ci_low", "ci_high")}
-                for q in self.quantities
-            },
-            "findings": self.findings,
-            "warning": self.warning,
-        }
+        return arms_entry(est, self.level)
 
     def _number(self, est: NumberEstimate) -> dict:
         low, high = self.interval or (None, None)
@@ -234,6 +193,59 @@ class QuestionResult:
             "warning": self.warning,
             "histogram": self.histogram,
         }
+
+
+def arms_quantities(est: ArmsEstimate, level: float) -> list[dict]:
+    """Every quantity of a design with arms beside the prevalence, with its key, label,
+    SE and interval (None throughout without data)."""
+    design = est.design
+    out = []
+    for name, key in design.quantity_keys.items():
+        entry = {"key": key, "label": design.quantity_labels[name]}
+        if est.has_data:
+            se = est.std_error(name)
+            low, high = est.ci(name, level)
+            entry |= {
+                "estimate": est[name],
+                "std_error": se if math.isfinite(se) else None,
+                "ci_low": low,
+                "ci_high": high,
+                "interval": (low, high),
+            }
+        else:
+            entry |= dict.fromkeys(("estimate", "std_error", "ci_low", "ci_high", "interval"))
+        out.append(entry)
+    return out
+
+
+def arms_entry(est: ArmsEstimate, level: float) -> dict:
+    """A design with arms' estimate as the API gives it (the estimates endpoint and each
+    cell of a breakdown): π with its profile interval, the reports per arm, each other
+    quantity under its key, the findings in words."""
+    low, high = est.ci(est.design.parameter_names[0], level) or (None, None)
+    se = est.std_error(est.design.parameter_names[0]) if est.has_data else None
+    moments = est.design.moment_solution(est.yes / est.per_arm) if est.has_data else None
+    return {
+        "n": est.n,
+        "yes_count": int(est.yes.sum()),
+        "raw_yes_rate": est.raw_yes_rate,
+        "estimate": est.estimate,
+        # The moment solution: unbiased to first order, and may leave [0, 1].
+        "estimate_unbiased": None if moments is None else float(moments[0]),
+        "std_error": se if se is None or math.isfinite(se) else None,
+        "ci_low": low,
+        "ci_high": high,
+        "arms": [
+            {"index": j, "n": int(n), "yes_count": int(y)}
+            for j, (n, y) in enumerate(zip(est.per_arm, est.yes, strict=True))
+        ],
+        **{
+            q["key"]: {k: q[k] for k in ("estimate", "std_error", "ci_low", "ci_high")}
+            for q in arms_quantities(est, level)
+        },
+        "findings": est.findings(level),
+        "warning": est.message,
+    }
 
 
 def _float(values: Any, j: int) -> float | None:

@@ -25,6 +25,8 @@ from analysis.charts import (
 )
 from analysis.grouped import (
     BROKEN_DOWN,
+    BY_ARM,
+    CROSSTAB_ARMS,
     DIRECT_CATEGORICAL,
     NO_ANSWER,
     RANDOMIZED_CATEGORICAL,
@@ -101,15 +103,14 @@ def _analysis_page(request: HttpRequest, template: str, context: dict) -> HttpRe
     return render(request, f"{template}#analysis" if request.htmx else template, context)
 
 
-def _choices(survey, randomized: bool, kinds, *, arms: bool = False) -> list:
-    """The questions an analysis offers; designs with arms only where it takes them
-    (``arms``: a model, for a design whose regression is fitted with its arms)."""
+def _choices(survey, randomized: bool, kinds, *, arms=lambda design: True) -> list:
+    """The questions an analysis offers; a design with arms where ``arms(design)``."""
     return [
         q
         for q in survey.questions.all()
         if q.design.randomized == randomized
         and q.kind in kinds
-        and (not q.design.has_arms or (arms and q.design.regression_with_arms))
+        and (not q.design.has_arms or arms(q.design))
     ]
 
 
@@ -128,6 +129,12 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
         try:
             result = breakdown(survey, picked[0].id, picked[1].id, level, method)
             record_analysis(survey, request.user, result)
+        except AnalysisError as error:
+            errors.append(error.message)
+    arms_comparison = None
+    if result and picked[0].design.has_arms:
+        try:
+            arms_comparison = compare(survey, picked[0].id, BY_ARM, 0, 1, level)
         except AnalysisError as error:
             errors.append(error.message)
     if result and result["kind"] == Question.Kind.BINARY and "a" in request.GET:
@@ -162,6 +169,7 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
             "result": result,
             "chart": chart,
             "comparison": comparison,
+            "arms_comparison": arms_comparison,
             "comparable": [c for c in (result or {}).get("categories", []) if not c["suppressed"]],
             "errors": errors,
             "level": level,
@@ -210,7 +218,8 @@ def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     for two yes/no ones (see :func:`analysis.grouped.crosstab_of`)."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, _, errors = parse_estimate_options(request.GET)
-    questions = _choices(survey, True, RANDOMIZED_CATEGORICAL)
+    questions = _choices(survey, True, RANDOMIZED_CATEGORICAL, arms=lambda design: False)
+    with_arms = [q for q in _choices(survey, True, RANDOMIZED_CATEGORICAL) if q.design.has_arms]
     a, b = _picked(request, "a", questions), _picked(request, "b", questions, default=1)
     result, chart = None, ""
     if a and b and a != b:
@@ -240,6 +249,8 @@ def crosstab_view(request: HttpRequest, survey_id: int) -> HttpResponse:
             "b": b,
             "result": result,
             "rows": _table(result) if result else [],
+            "with_arms": with_arms,
+            "crosstab_arms": CROSSTAB_ARMS,
             "chart": chart,
             "errors": errors,
             "level": level,
@@ -270,7 +281,9 @@ def model_view(request: HttpRequest, survey_id: int) -> HttpResponse:
     its odds ratios on a log axis."""
     survey = survey_for(request, survey_id, Role.VIEWER)
     level, _, errors = parse_estimate_options(request.GET)
-    outcomes = _choices(survey, True, (Question.Kind.BINARY,), arms=True)
+    outcomes = _choices(
+        survey, True, (Question.Kind.BINARY,), arms=lambda design: design.regression_with_arms
+    )
     covariates = _choices(survey, False, DIRECT_CATEGORICAL + (Question.Kind.NUMBER,))
     outcome = _picked(request, "outcome", outcomes)
     latent = [q for q in outcomes if q != outcome and has_line(q)]

@@ -37,7 +37,15 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
-from estimator.designs import REGISTRY, Design, _check_index, _count_vector, matrix_epsilon
+from estimator.designs import (
+    REGISTRY,
+    AffineLine,
+    Design,
+    _check_index,
+    _count_vector,
+    matrix_epsilon,
+)
+from estimator.estimates import _check_population
 from estimator.intervals import DEFAULT_LEVEL, NO_DATA_MESSAGE, check_level, z_value
 from estimator.params import Param
 
@@ -78,6 +86,9 @@ class ArmsDesign(Design):
     # The API's key of each quantity beside the prevalence (SPEC §3.1), and its label.
     quantity_keys: ClassVar[dict[str, str]] = {}
     quantity_labels: ClassVar[dict[str, str]] = {}
+    # The second parameter when everyone follows the coins (t = 1, γ = 0), or None when
+    # the design detects nothing (its second parameter is not about compliance).
+    compliance: ClassVar[float | None] = None
     # The second parameter a plan assumes (respondents who follow the instructions), in words.
     planning_other: ClassVar[float] = 0.5
     planning_words: ClassVar[str] = ""
@@ -129,6 +140,23 @@ class ArmsDesign(Design):
 
     def derived(self, theta: Sequence[float]) -> dict[str, float]:
         return {}
+
+    def compliant_lines(self) -> tuple[AffineLine, ...] | None:
+        """Per arm, its yes rate as a line c + t·π when everyone follows the coins (the
+        second parameter at :attr:`compliance`); None for a design that detects nothing."""
+        if self.compliance is None:
+            return None
+        at_0 = self.yes_rates((0.0, self.compliance))
+        at_1 = self.yes_rates((1.0, self.compliance))
+        return tuple(
+            AffineLine(c_=float(c), t_=float(top - c)) for c, top in zip(at_0, at_1, strict=True)
+        )
+
+    def unit_yes_rates(self, theta: Sequence[float]) -> tuple[np.ndarray, np.ndarray] | None:
+        """The kinds of respondent at θ: (their shares, each kind's P(yes) per arm as a
+        kinds × arms array), which the finite-population correction needs; None when the
+        model does not fix them (no correction is then applied)."""
+        return None
 
     def feasible(self, theta: Sequence[float]) -> bool:
         if not all(-1e-12 <= v <= 1 + 1e-12 for v in theta):
@@ -199,6 +227,40 @@ class ArmsDesign(Design):
         variance = self.unit_covariance(theta)[0, 0]
         return max(1, math.ceil(variance * (z_value(level) / half_width) ** 2 - 1e-9))
 
+    def _planned_variance(self, q: float, other: float | None) -> float:
+        """n·Var(π̂) at π = q. At π = 0 the lie detector's t drops out of the model and
+        the information is singular, though π's variance has a finite limit: it is taken
+        a hair inside [0, 1], which changes no power by more than rounding."""
+        other = self.planning_other if other is None else other
+        q = min(max(float(q), 1e-6), 1 - 1e-6)
+        return float(self.unit_covariance((q, other))[0, 0])
+
+    def power(
+        self, q: float, q_other: float, n: int, other: float | None = None, alpha: float = 0.05
+    ) -> float:
+        """Power of the two-sided Wald test of π = ``q_other`` when π = ``q`` (n
+        respondents, the second parameter at ``other``, by default the planned one). The
+        test's standard error is estimated from the data, so both the critical value and
+        the spread are taken at the truth q: at π = 0 the lie detector's t is not
+        identified and a null-based standard error would not exist. For two groups of n
+        each, pass twice the unit variance through :meth:`power_two_groups`."""
+        from estimator.planning import _rejection_probability
+
+        se = math.sqrt(self._planned_variance(q, other) / n)
+        return _rejection_probability(q, se, q_other, se, alpha, "two-sided")
+
+    def power_two_groups(
+        self, q: float, q_other: float, n: int, other: float | None = None, alpha: float = 0.05
+    ) -> float:
+        """Power of the two-sided Wald test of no difference between two groups of n
+        respondents each, with prevalences ``q`` and ``q_other`` (as
+        ``rr::power.rr.test(type = "two.sample")``, with each group's standard error at its
+        own prevalence, estimated from the data as in :meth:`power`)."""
+        from estimator.planning import _rejection_probability
+
+        se = math.hypot(*(math.sqrt(self._planned_variance(v, other) / n) for v in (q, q_other)))
+        return _rejection_probability(q - q_other, se, 0.0, se, alpha, "two-sided")
+
     def variance_price(self, theta: Sequence[float]) -> float:
         """The price of the detection: how many times more respondents π needs than if
         it were asked directly (and answered honestly), at the planned θ."""
@@ -207,12 +269,15 @@ class ArmsDesign(Design):
         return math.inf if direct == 0 else float(self.unit_covariance(theta)[0, 0] / direct)
 
     def estimate(self, counts: Any, *, population: int | None = None) -> ArmsEstimate:
-        """Estimate from the report counts ``[no₀, yes₀, no₁, yes₁]`` (``population`` is
-        accepted for the app's sake and not used: no finite-population correction here)."""
+        """Estimate from the report counts ``[no₀, yes₀, no₁, yes₁]``; ``population`` (N)
+        applies the finite-population correction where the model fixes the kinds of
+        respondent (:meth:`unit_yes_rates`), and is ignored (None) otherwise."""
         values = _count_vector(counts, 2 * ARMS)
         yes = np.array(values[1::2], dtype=float)
         n = yes + np.array(values[0::2], dtype=float)
-        return ArmsEstimate(self, yes, n)
+        if self.unit_yes_rates((0.5, 0.5)) is None:
+            population = None
+        return ArmsEstimate(self, yes, n, population=population)
 
 
 @dataclass(frozen=True)
@@ -236,6 +301,7 @@ class StochasticLieDetector(ArmsDesign):
     parameter_labels: ClassVar[tuple[str, str]] = ("Prevalence π", "Carriers' honesty t")
     detects: ClassVar[tuple[str, str] | None] = ("t", "The share of carriers who lie, 1 − t =")
     quantity_keys: ClassVar[dict[str, str]] = {"t": "honesty"}
+    compliance: ClassVar[float | None] = 1.0
     planning_other: ClassVar[float] = 1.0
     planning_words: ClassVar[str] = "if carriers answer honestly (t = 1)"
     reanalysis_words: ClassVar[str] = (
@@ -258,6 +324,12 @@ class StochasticLieDetector(ArmsDesign):
     def yes_rates(self, theta: Sequence[float]) -> np.ndarray:
         pi, t = theta
         return pi * t + (1 - pi) * (1 - np.asarray(self.p))
+
+    def unit_yes_rates(self, theta: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Honest carriers (say "yes"), lying carriers (say "no"), non-carriers."""
+        pi, t = theta
+        shares = np.array([pi * t, pi * (1 - t), 1 - pi])
+        return shares, np.array([[1.0, 1.0], [0.0, 0.0], 1 - np.asarray(self.p)])
 
     def moment_solution(self, rates: Sequence[float]) -> np.ndarray:
         (l0, l1), (p0, p1) = rates, self.p
@@ -297,6 +369,7 @@ class CheatingDetection(ArmsDesign):
     derived_names: ClassVar[tuple[str, ...]] = ("beta",)
     detects: ClassVar[tuple[str, str] | None] = ("gamma", "The share of cheaters γ =")
     quantity_keys: ClassVar[dict[str, str]] = {"beta": "honest_no", "gamma": "cheaters"}
+    compliance: ClassVar[float | None] = 0.0
     planning_other: ClassVar[float] = 0.0
     planning_words: ClassVar[str] = "if nobody cheats (γ = 0)"
     reanalysis_words: ClassVar[str] = (
@@ -345,6 +418,12 @@ class CheatingDetection(ArmsDesign):
 
     def derived(self, theta: Sequence[float]) -> dict[str, float]:
         return {"beta": 1 - theta[0] - theta[1]}
+
+    def unit_yes_rates(self, theta: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Honest carriers, honest non-carriers and cheaters (who say "no")."""
+        pi, gamma = theta
+        a, b = self._lines
+        return np.array([pi, 1 - pi - gamma, gamma]), np.vstack([a, b, np.zeros(ARMS)])
 
     @property
     def response_matrix(self) -> np.ndarray:
@@ -459,8 +538,11 @@ class ArmsEstimate:
     yes: np.ndarray
     per_arm: np.ndarray
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
-    # No finite-population correction for designs with arms (yet): always None.
-    population: None = None
+    # N of the finite-population correction, or None (an infinite population).
+    population: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "population", _check_population(self.population, self.n_total))
 
     def __repr__(self) -> str:
         if not self.has_data:
@@ -541,16 +623,51 @@ class ArmsEstimate:
     @property
     def covariance(self) -> np.ndarray | None:
         """Inverse information at the estimate (NaN where a parameter is not identified
-        there, e.g. honesty t when π̂ = 0)."""
+        there, e.g. honesty t when π̂ = 0); from a population of N, the sandwich
+        I⁻¹JᵀW·Cov(λ̂)·WJI⁻¹ with the finite-population covariance of the yes rates
+        (:meth:`rate_covariance`)."""
         theta = self.theta
         if theta is None:
             return None
         lam = np.clip(self.design.yes_rates(theta), 1e-12, 1 - 1e-12)
         jac = _jacobian(lambda th: np.asarray(self.design.yes_rates(th)), theta)
-        info = jac.T @ np.diag(self.per_arm / (lam * (1 - lam))) @ jac
+        weights = np.diag(self.per_arm / (lam * (1 - lam)))
+        info = jac.T @ weights @ jac
         if abs(np.linalg.det(info)) < 1e-12 * max(1.0, float(np.abs(info).max()) ** 2):
             return np.full((2, 2), np.nan)
-        return np.linalg.inv(info)
+        inverse = np.linalg.inv(info)
+        if self.population is None:
+            return inverse
+        bread = inverse @ jac.T @ weights
+        return bread @ self.rate_covariance(lam) @ bread.T
+
+    def rate_covariance(self, lam: np.ndarray) -> np.ndarray:
+        """Covariance of the arms' yes rates when the n respondents are drawn without
+        replacement from N: within an arm, Var(λ̂ₐ) = [λₐ(1 − λₐ) − (nₐ − 1)/(N − 1)·Vₐ]/nₐ
+        with Vₐ the population variance of the respondents' own P(yes) in arm a (only
+        the part due to who was sampled shrinks; the coins' part stays, as for one arm);
+        between the arms, two disjoint parts of one sample, −Cov(h₀, h₁)/(N − 1)."""
+        shares, rates = self.design.unit_yes_rates(self.theta)
+        mean = shares @ rates
+        spread = (rates - mean).T @ np.diag(shares) @ (rates - mean)
+        big_n = self.population
+        within = (self.per_arm - 1) / (big_n - 1) if big_n > 1 else np.ones(ARMS)
+        cov = -spread / (big_n - 1) if big_n > 1 else -spread
+        diag = (lam * (1 - lam) - within * np.diag(spread)) / self.per_arm
+        np.fill_diagonal(cov, np.maximum(diag, 0.0))
+        return cov
+
+    @property
+    def fpc(self) -> np.ndarray:
+        """Per parameter, the finite-population variance over the infinite-population one
+        (1 without a population): it scales the profile-likelihood cut."""
+        if self.population is None or self.theta is None:
+            return np.ones(2)
+        corrected = np.diag(self.covariance)
+        plain = np.diag(replace(self, population=None, _cache={}).covariance)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = corrected / plain
+        return np.where(np.isfinite(ratio), ratio, 1.0)
 
     @property
     def std_errors(self) -> np.ndarray | None:
@@ -590,9 +707,13 @@ class ArmsEstimate:
         return self._cache[key]
 
     def _profile_interval(self, j: int, level: float) -> tuple[float, float]:
+        """The profile-likelihood interval; from a population of N its cut shrinks by the
+        parameter's finite-population variance ratio (:attr:`fpc`)."""
         top = self.max_loglik
-        cut = sps.chi2.ppf(level, 1) / 2
+        cut = sps.chi2.ppf(level, 1) / 2 * float(self.fpc[j])
         estimate = float(self.theta[j])
+        if cut <= 0:
+            return estimate, estimate
         drop = lambda v: top - self.profile(j, v)[1] - cut  # noqa: E731
 
         def end(bound: float) -> float:

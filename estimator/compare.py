@@ -1,5 +1,6 @@
 """Comparisons of a randomized yes/no question between two groups (two categories of a
-direct question, two arms, or the randomized and the direct arm of a split ballot).
+direct question, the two arms of a design with arms, or the randomized and the direct
+arm of a split ballot).
 
 The difference of the two prevalences comes with a Wald interval and two tests of "no
 difference": Wald's z and the likelihood ratio of one common prevalence against one per
@@ -23,6 +24,7 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
+from estimator.arms import ArmsEstimate
 from estimator.estimates import BinaryEstimate
 from estimator.intervals import DEFAULT_LEVEL, check_level, z_value
 from estimator.params import probability
@@ -60,18 +62,31 @@ class Comparison:
         }
 
 
-def _loglik(estimates: Sequence[BinaryEstimate], qs: Sequence[float]) -> float:
-    total = 0.0
-    for est, q in zip(estimates, qs, strict=True):
-        lam = min(1.0, max(0.0, est.design.c + est.design.t * q))
-        total += float(
-            special.xlogy(est.yes_count, lam) + special.xlogy(est.n - est.yes_count, 1 - lam)
-        )
-    return total
+# A group's estimate of a prevalence: one design line, or a design with arms (π and a
+# second parameter, profiled out).
+Prevalence = BinaryEstimate | ArmsEstimate
 
 
-def lr_p_value(a: BinaryEstimate, b: BinaryEstimate) -> float:
-    """Likelihood-ratio test of q_a = q_b (q in [0, 1]), against χ²₁."""
+def prevalence_std_error(est: Prevalence) -> float:
+    """The standard error of the prevalence (π of a design with arms)."""
+    return est.std_error(est.design.parameter_names[0]) if est.design.has_arms else est.std_error
+
+
+def profile_loglik(est: Prevalence, q: float) -> float:
+    """The group's log-likelihood at prevalence q, maximized over any other parameter."""
+    if est.design.has_arms:
+        return est.profile(0, q)[1]
+    lam = min(1.0, max(0.0, est.design.c + est.design.t * q))
+    return float(special.xlogy(est.yes_count, lam) + special.xlogy(est.n - est.yes_count, 1 - lam))
+
+
+def _loglik(estimates: Sequence[Prevalence], qs: Sequence[float]) -> float:
+    return sum(profile_loglik(est, q) for est, q in zip(estimates, qs, strict=True))
+
+
+def lr_p_value(a: Prevalence, b: Prevalence) -> float:
+    """Likelihood-ratio test of q_a = q_b (q in [0, 1]; a design with arms' other
+    parameter free in each group), against χ²₁."""
     separate = _loglik((a, b), (a.estimate, b.estimate))
     res = optimize.minimize_scalar(
         lambda q: -_loglik((a, b), (q, q)),
@@ -83,29 +98,58 @@ def lr_p_value(a: BinaryEstimate, b: BinaryEstimate) -> float:
     return float(sps.chi2.sf(max(0.0, 2 * (separate - common)), 1))
 
 
-def compare(a: BinaryEstimate, b: BinaryEstimate, level: float = DEFAULT_LEVEL) -> Comparison:
-    """q_a − q_b of two independent groups (each possibly with its own design)."""
+def compare(
+    a: Prevalence, b: Prevalence, level: float = DEFAULT_LEVEL, *, clipped: bool = True
+) -> Comparison:
+    """q_a − q_b of two independent groups (each possibly with its own design; with a
+    design with arms, its π and its other parameter estimated in each group). With
+    ``clipped`` false the Wald difference is that of the unbiased estimates of two design
+    lines, which may leave [0, 1] (and its interval [−1, 1]); the likelihood ratio keeps
+    q in [0, 1]."""
     level = check_level(level)
     if not (a.has_data and b.has_data):
         raise ValueError("both groups need reports to be compared")
-    difference = a.estimate - b.estimate
-    se = math.hypot(a.std_error, b.std_error)
+    value_a, value_b = (e.estimate if clipped else e.estimate_unbiased for e in (a, b))
+    difference = value_a - value_b
+    se = math.hypot(prevalence_std_error(a), prevalence_std_error(b))
     half = z_value(level) * se
     if se > 0:
         wald = float(2 * sps.norm.sf(abs(difference) / se))
     else:
         wald = 1.0 if difference == 0 else 0.0
+    low, high = difference - half, difference + half
     return Comparison(
-        estimate_a=a.estimate,
-        estimate_b=b.estimate,
+        estimate_a=value_a,
+        estimate_b=value_b,
         difference=difference,
         std_error=se,
-        ci_low=max(-1.0, difference - half),
-        ci_high=min(1.0, difference + half),
+        ci_low=max(-1.0, low) if clipped else low,
+        ci_high=min(1.0, high) if clipped else high,
         wald_p_value=wald,
         lr_p_value=lr_p_value(a, b),
         level=level,
     )
+
+
+def compare_arms(est: ArmsEstimate, level: float = DEFAULT_LEVEL) -> Comparison:
+    """The two arms of a design with arms against each other: the prevalence read from
+    each arm alone as if everyone followed the coins (:meth:`ArmsDesign.compliant_lines`),
+    arm 0 minus arm 1. Following the coins makes both read the same π, so a difference
+    says that some respondents did not — the design's own detection (t < 1, γ > 0) asked
+    arm against arm. Comparing the arms' raw yes rates would say nothing: they differ by
+    design. The readings are the unbiased (λ̂ − c)/t of each arm's line, unclipped: a
+    reading below 0 or above 1 is itself a sign that the coins were not followed, and
+    clipping it would hide part of the difference from the Wald test."""
+    lines = est.design.compliant_lines()
+    if lines is None:
+        raise ValueError(
+            "this design's arms do not each estimate the prevalence: they cannot be compared"
+        )
+    a, b = (
+        line.estimate(int(yes), int(n))
+        for line, yes, n in zip(lines, est.yes, est.per_arm, strict=True)
+    )
+    return compare(a, b, level, clipped=False)
 
 
 def check_direct_share(share: Any) -> float:

@@ -158,6 +158,8 @@ def plan(design: Design, a: Assumptions) -> dict:
             "arms": design.planning_words,
             "half_width": z * math.sqrt(variance / a.n),
             "n_for_target": design.sample_size(theta, a.half_width, a.level),
+            "power_one": design.power(a.q, a.q_null, a.n),
+            "power_two": design.power_two_groups(a.q, a.q_other, a.n),
             "price": design.variance_price(theta),
         }
     t, c = worst_line(design)

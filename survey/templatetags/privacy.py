@@ -65,6 +65,13 @@ def odds_bound(value: float | None) -> str:
 
 
 @register.filter
+def quantity(entry: dict, key: str) -> dict:
+    """One quantity of an estimate entry by its key (a design with arms' honesty,
+    cheaters…, listed by the breakdown's ``quantities``); empty when absent."""
+    return entry.get(key) or {}
+
+
+@register.filter
 def interval(bounds: tuple[float, float] | None) -> str:
     if not bounds:
         return "—"

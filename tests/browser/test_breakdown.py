@@ -133,3 +133,31 @@ def test_skips_are_a_column_of_their_own_on_a_phone(live_server, browser, owner,
     assert serious_violations(page) == []
     screenshot(page, "breakdown-skipped-phone")
     context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
+def test_a_lie_detector_breakdown_shows_t_per_group_and_whether_the_arms_agree(
+    live_server, browser, api, viewport, screenshot
+):
+    from tests.analysis.test_arms_analyses import grouped_survey as arms_survey
+    from tests.analysis.test_arms_question import SLD
+
+    groups = {0: ({"pi": 0.2, "second": 0.6}, 1500), 1: ({"pi": 0.5, "second": 0.6}, 1500)}
+    survey, question, by, _ = arms_survey(api, SLD, groups)
+    context = browser.new_context(viewport=viewport, bypass_csp=True)
+    page = context.new_page()
+    log_in(page, live_server)
+    page.goto(breakdown_url(live_server, survey, question, by))
+    table = page.locator("#analysis table.data")
+    assert table.locator("th", has_text="Carriers' honesty t").count() == 1
+    assert table.locator("td[data-quantity='honesty']").count() == 3
+    page.get_by_role("heading", name="Do the two arms agree?").wait_for()
+    page.get_by_role("button", name="Compare").click()
+    page.locator("p.comparison", has_text="a difference of").first.wait_for()
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+    assert serious_violations(page) == []
+    screenshot(page, f"breakdown-arms-{'phone' if viewport == PHONE else 'laptop'}")
+    context.close()
