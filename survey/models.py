@@ -382,6 +382,7 @@ class Survey(models.Model):
                     design_name=q.design_name,
                     design_params=q.design_params,
                     shuffle_options=q.shuffle_options,
+                    direct_share=q.direct_share,
                     texts=q.texts,
                 )
                 for q in self.questions.all()
