@@ -903,6 +903,16 @@ class CodebookQuestionSerializer(serializers.Serializer):
     alpha = serializers.FloatField(required=False, allow_null=True)
     noise = serializers.CharField(required=False)
     noise_variance = serializers.FloatField(required=False)
+    direct_share = serializers.FloatField(
+        required=False, allow_null=True, help_text="A split ballot's share asked directly."
+    )
+    arm_column = serializers.CharField(
+        required=False, help_text="Designs with arms and split ballots: the arm's column."
+    )
+    arm_values = serializers.DictField(child=serializers.CharField(), required=False)
+    ballot_matrix = ResponseMatrixSerializer(
+        required=False, help_text="A split ballot: the law of (ballot, report) given the truth."
+    )
 
 
 class CodebookSerializer(serializers.Serializer):

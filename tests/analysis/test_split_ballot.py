@@ -212,3 +212,78 @@ def test_skips_are_counted_apart_from_both_ballots(api):
         {"index": 1, "n": 3, "yes_count": 2},
     ]
     assert entry["direct"]["estimate"] == pytest.approx(2 / 3)
+
+
+def test_exports_say_which_ballot_and_the_codebook_how_to_compare(api, client, owner):
+    import csv
+    import io
+
+    import pyreadstat
+
+    survey = create(api)
+    split, other = survey.questions.order_by("position")
+    bulk_record(survey, [{split.id: 3, other.id: 0}, {split.id: 0, other.id: 1}], simulated=False)
+    client.force_login(owner)
+    exported = client.get(f"/api/surveys/{survey.id}/export.csv").content.decode()
+    rows = list(csv.reader(io.StringIO(exported)))
+    assert rows[0] == ["round", "q1", "q1_arm", "q2"]
+    assert sorted(rows[1:]) == [["1", "0", "0", "1"], ["1", "1", "1", "0"]]
+    book = client.get(f"/api/surveys/{survey.id}/codebook.json").json()
+    entry = book["questions"][0]
+    assert entry["direct_share"] == 0.25 and entry["arm_column"] == "q1_arm"
+    assert entry["arm_values"]["1"].startswith("direct ballot")
+    assert (
+        "q1_arm == 0" in entry["rrreg"]
+        and "difference = randomized - direct" in (entry["reanalysis"])
+    )
+    assert "split ballot" in book["columns"]["q<k>_arm"]
+    content = client.get(f"/api/surveys/{survey.id}/export.sav").content
+    path = f"/tmp/split-export-{survey.id}.sav"
+    with open(path, "wb") as f:
+        f.write(content)
+    frame, meta = pyreadstat.read_sav(path)
+    assert sorted(frame["q1_arm"].tolist()) == [0, 1]
+    assert meta.variable_value_labels["q1_arm"][1] == "direct ballot"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_imports_with_its_ballots_and_a_bad_ballot_stores_nothing(api):
+    import io
+
+    from responses.exports import responses_csv
+    from responses.imports import ImportRejected, import_responses
+
+    survey = create(api)
+    split, other = survey.questions.order_by("position")
+    rows = [{split.id: 3, other.id: 0}, {split.id: 0, other.id: 1}, {split.id: 2, other.id: 1}]
+    bulk_record(survey, rows, simulated=False)
+    exported = responses_csv(survey).encode()
+    copy = create(api)
+    for bad in (b"round,q1,q2\n1,1,0\n", b"round,q1,q1_arm,q2\n1,1,2,0\n"):
+        with pytest.raises(ImportRejected):
+            import_responses(copy, io.BytesIO(bad))
+        assert not list(stored_reports(copy))
+    assert import_responses(copy, io.BytesIO(exported)) == 3
+    csplit, cother = copy.questions.order_by("position")
+    assert sorted((r[csplit.id], r[cother.id]) for r in stored_reports(copy)) == [
+        (0, 1),
+        (2, 1),
+        (3, 0),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_paper_form_draws_the_ballot_by_hand_and_stores_it(api, client):
+    survey = create(api)
+    split, other = survey.questions.order_by("position")
+    html = client.get(survey.get_absolute_url()).content.decode()
+    assert "decide by chance alone how this question is asked" in html
+    assert f'name="arm_{split.id}" value="1"' in html and f'name="arm_{other.id}"' not in html
+    assert "Your device may ask" in html  # the guarantee says what its ε leaves out
+    form = {f"reported_{split.id}": "1", f"reported_{other.id}": "0", "design_version": 1}
+    refused = client.post(f"/s/{survey.slug}/paper/", form)
+    assert refused.status_code == 400 and nothing_stored()  # the ballot left out
+    assert (
+        client.post(f"/s/{survey.slug}/paper/", form | {f"arm_{split.id}": "1"}).status_code == 200
+    )
+    assert stored_reports(survey) == [{split.id: 3, other.id: 0}]
