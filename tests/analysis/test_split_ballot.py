@@ -287,3 +287,13 @@ def test_the_paper_form_draws_the_ballot_by_hand_and_stores_it(api, client):
         client.post(f"/s/{survey.slug}/paper/", form | {f"arm_{split.id}": "1"}).status_code == 200
     )
     assert stored_reports(survey) == [{split.id: 3, other.id: 0}]
+
+
+def test_the_ballot_notices_speak_the_surveys_language(api, client):
+    survey = create(api)
+    survey.language = "de"
+    survey.save()
+    html = client.get(survey.get_absolute_url()).content.decode()
+    assert "Diese Frage wird direkt gestellt: Ihre Antwort wird so gesendet" in html
+    assert "Ihr Gerät kann Ihnen stattdessen <strong>1 Frage direkt</strong> stellen" in html
+    assert "entscheiden Sie zuerst" in html.lower()
