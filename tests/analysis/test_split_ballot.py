@@ -296,4 +296,4 @@ def test_the_ballot_notices_speak_the_surveys_language(api, client):
     html = client.get(survey.get_absolute_url()).content.decode()
     assert "Diese Frage wird direkt gestellt: Ihre Antwort wird so gesendet" in html
     assert "Ihr Gerät kann Ihnen stattdessen <strong>1 Frage direkt</strong> stellen" in html
-    assert "entscheiden Sie zuerst" in html.lower()
+    assert "Entscheiden Sie zuerst, bevor Sie an Ihre Antwort denken" in html
