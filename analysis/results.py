@@ -278,7 +278,7 @@ def difference_words(comparison: Comparison | None) -> str:
     more = "more" if diff >= 0 else "fewer"
     words = (
         f"Randomized response found {abs(diff):.1f} points {more} “yes” than asking "
-        f"directly ({comparison.level:.0%} interval {low:+.1f} to {high:+.1f} points, "
+        f"directly ({100 * comparison.level:g} % interval {low:+.1f} to {high:+.1f} points, "
         f"p = {comparison.wald_p_value:.2g})"
     )
     if low > 0:

@@ -7,10 +7,19 @@ here (every word 0: the direct ballot at s = ¼; every word 2³² − 1: the ran
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+from estimator.compare import simulate_split
+from estimator.designs import ForcedResponse
+from responses.write import bulk_record
+from tests.browser.conftest import LAPTOP
+from tests.browser.test_respondent_accessibility import serious_violations
 from tests.browser.test_respondent_kinds import SEND, SENT, THROW_ON_MATH_RANDOM, watch
+from tests.browser.test_workspace import log_in
 from tests.storage import stored_reports
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -94,3 +103,33 @@ def test_the_ballot_is_kept_on_the_device_across_reloads(live_server, page, spli
     page.add_init_script(forced_crypto(2**32 - 1))
     page.goto(url)
     assert page.locator(f'[data-question="{question.id}"]').get_by_text(NOTICE).is_visible()
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_the_results_page_compares_the_ballots_in_words(
+    live_server, browser, split_survey, screenshot
+):
+    """Seeded: 38 % truly "yes"; asked directly, a third of them deny. The README's
+    picture of the comparison comes from here (DOCS_SCREENSHOTS=1)."""
+    survey, question = split_survey
+    rng = np.random.default_rng(4)
+    truths = (rng.random(2400) < 0.38).astype(int)
+    direct, reports = simulate_split(ForcedResponse(), 0.25, truths, rng)
+    reports = np.where(direct & (truths == 1) & (rng.random(2400) < 1 / 3), 0, reports)
+    stored = 2 * direct.astype(int) + reports
+    bulk_record(survey, [{question.id: int(r)} for r in stored], simulated=False)
+    context = browser.new_context(viewport=LAPTOP, bypass_csp=True)
+    page = context.new_page()
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/surveys/{survey.id}/results/")
+    row = page.locator('tr[data-kind="split"]')
+    text = row.inner_text()
+    assert "Randomized response found" in text and "points more" in text
+    assert f"Asked directly: n = {direct.sum()}" in text
+    assert serious_violations(page) == []
+    screenshot(page, "split-results")
+    if os.environ.get("DOCS_SCREENSHOTS"):
+        page.locator("table.results").screenshot(path=DOCS / "split-ballot.png")
+    context.close()
