@@ -72,3 +72,14 @@ def test_choice_questions_have_no_share_field(logged_in, draft):
     assert "field-options" in redrawn and "field-direct_share" not in redrawn
     assert add(logged_in, draft, options="a\nb", direct_share="0.2", **fields).status_code == 302
     assert draft.questions.last().direct_share is None
+
+
+def test_a_frozen_split_question_says_its_share_in_words(logged_in, draft):
+    from responses.write import bulk_record
+
+    question = draft.questions.get()
+    question.direct_share = 0.2
+    question.save()
+    bulk_record(draft, [{question.id: 3}], simulated=False)
+    page = logged_in.get(f"/surveys/{draft.id}/edit/").content.decode()
+    assert "split ballot: 20 % asked directly (no privacy for them on this question)" in page
