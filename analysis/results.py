@@ -64,6 +64,13 @@ class QuestionResult:
         return not self.estimate.design.randomized
 
     @property
+    def n_answered(self) -> int:
+        """Everyone who answered: a split ballot's estimate counts its randomized ballot
+        only, so its direct ballot is added here."""
+        est = self.estimate
+        return est.n + (est.direct_n if isinstance(est, SplitEstimate) else 0)
+
+    @property
     def interval_method(self) -> str:
         """The method the interval was computed with: a mean has its own (``t``), a
         design with arms the profile likelihood."""
@@ -301,7 +308,7 @@ class SurveyResults:
 
     @property
     def n_responses(self) -> int:
-        return max((r.estimate.n for r in self.questions), default=0)
+        return max((r.n_answered for r in self.questions), default=0)
 
     @property
     def n_simulated(self) -> int:

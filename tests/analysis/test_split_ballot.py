@@ -203,9 +203,11 @@ def test_skips_are_counted_apart_from_both_ballots(api):
     survey.allow_skip = True
     survey.save()
     split, other = survey.questions.order_by("position")
-    reports = [{split.id: r, other.id: 0} for r in (0, 1, 2, 3, 3, None)]
+    reports = [{split.id: r, other.id: None if r is None else 0} for r in (0, 1, 2, 3, 3, None)]
     bulk_record(survey, reports, simulated=False)
-    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    estimates = api.get(f"/api/surveys/{survey.id}/estimates/").json()
+    assert estimates["n_responses"] == 5  # both ballots, not the skip
+    entry = estimates["questions"][0]
     assert entry["skipped"] == 1
     assert entry["arms"] == [
         {"index": 0, "n": 2, "yes_count": 1},
