@@ -299,3 +299,19 @@ def test_the_ballot_notices_speak_the_surveys_language(api, client):
     assert "Diese Frage wird direkt gestellt: Ihre Antwort wird so gesendet" in html
     assert "Ihr Gerät kann Ihnen stattdessen <strong>1 Frage direkt</strong> stellen" in html
     assert "Entscheiden Sie zuerst, bevor Sie an Ihre Antwort denken" in html
+
+
+def test_the_estimates_csv_gives_the_direct_ballot_and_the_difference_their_rows(api):
+    import csv
+    import io
+
+    survey = create(api)
+    split, other = survey.questions.order_by("position")
+    reports = [{split.id: r, other.id: 0} for r in (0, 1, 1, 2, 3, 3)]
+    bulk_record(survey, reports, simulated=False)
+    text = api.get(f"/api/surveys/{survey.id}/estimates.csv").content.decode()
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r["question"] == str(split.id)]
+    assert [r["option"] for r in rows] == ["", "direct", "difference"]
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    assert float(rows[1]["estimate"]) == pytest.approx(entry["direct"]["estimate"])
+    assert float(rows[2]["ci_low"]) == pytest.approx(entry["difference"]["ci_low"])
