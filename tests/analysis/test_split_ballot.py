@@ -280,6 +280,8 @@ def test_the_paper_form_draws_the_ballot_by_hand_and_stores_it(api, client):
     split, other = survey.questions.order_by("position")
     html = client.get(survey.get_absolute_url()).content.decode()
     assert "decide by chance alone how this question is asked" in html
+    # Before the numbered steps, so that "go on to step 2" still points at the second coin.
+    assert html.index('class="ballot-step"') < html.index('class="paper-steps"')
     assert f'name="arm_{split.id}" value="1"' in html and f'name="arm_{other.id}"' not in html
     assert "Your device may ask" in html  # the guarantee says what its ε leaves out
     form = {f"reported_{split.id}": "1", f"reported_{other.id}": "0", "design_version": 1}
