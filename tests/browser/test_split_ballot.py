@@ -122,6 +122,9 @@ def test_the_results_page_compares_the_ballots_in_words(
     bulk_record(survey, [{question.id: int(r)} for r in stored], simulated=False)
     context = browser.new_context(viewport=LAPTOP, bypass_csp=True)
     page = context.new_page()
+    page.goto(live_server.url + survey.get_absolute_url())
+    page.locator(".ballot-note:visible").wait_for()
+    assert serious_violations(page) == []  # the respondent page, on whichever ballot
     log_in(page, live_server)
     page.goto(f"{live_server.url}/surveys/{survey.id}/results/")
     row = page.locator('tr[data-kind="split"]')
