@@ -63,6 +63,17 @@ class Quantity(serializers.Serializer):
     ci_high = _number("Upper end of its profile-likelihood interval.")
 
 
+class BallotQuantity(serializers.Serializer):
+    estimate = _number("The estimate (null until that ballot has answers).")
+    std_error = _number("Its standard error.")
+    ci_low = _number("Lower end of its interval (the entry's level; Wald for a difference).")
+    ci_high = _number("Upper end of its interval.")
+
+
+class BallotDifference(BallotQuantity):
+    p_value = _number("Wald test of no difference.")
+
+
 class BinaryEntry(EntryBase):
     yes_count = serializers.IntegerField()
     raw_yes_rate = _number("Share of 'yes' reports (null without reports).")
@@ -81,6 +92,22 @@ class BinaryEntry(EntryBase):
     honest_no = Quantity(required=False, help_text="Cheating detection: honest 'no' β.")
     cheaters = Quantity(required=False, help_text="Cheating detection: cheaters γ.")
     innocuous = Quantity(required=False, help_text="The innocuous question's prevalence.")
+    direct = serializers.JSONField(
+        required=False,
+        help_text="true when the question is asked directly; for a split ballot (a question "
+        "with direct_share) the direct ballot's proportion {estimate, std_error, ci_low, "
+        "ci_high}, the randomized estimate above reading the randomized ballot alone (arms: "
+        "0 randomized, 1 direct).",
+    )
+    direct_share = serializers.FloatField(
+        required=False, help_text="A split ballot: the share its devices asked directly."
+    )
+    difference = BallotDifference(
+        required=False,
+        help_text="A split ballot: randomized estimate minus the direct one (positive: more "
+        "admitted with randomized response).",
+    )
+    words = serializers.CharField(required=False, help_text="A split ballot's difference in words.")
     findings = serializers.ListField(
         child=serializers.CharField(),
         required=False,

@@ -203,11 +203,12 @@ def estimates_over_time(
     question: Question, hours: list[HourTally], level: float, method: str
 ) -> list[TimePoint]:
     """The estimate and interval as they stood at the end of each hour with answers,
-    from the cumulative hourly tallies (intervals computed vectorised)."""
+    from the cumulative hourly tallies (intervals computed vectorised). Only reports 0
+    and 1 count: a split ballot's direct answers (2 and 3) stay out of the estimate."""
     if not hours:
         return []
     yes = np.cumsum([h.tally.counts.get(1, 0) for h in hours])
-    n = np.cumsum([h.tally.count for h in hours])
+    n = np.cumsum([h.tally.counts.get(0, 0) + h.tally.counts.get(1, 0) for h in hours])
     simulated = np.cumsum([h.tally.simulated for h in hours])
     return _line_points(question.design, [h.hour for h in hours], yes, n, simulated, level, method)
 

@@ -72,13 +72,16 @@ def estimate_rows(entry: dict) -> list[dict]:
         # ``option``: honesty, honest_no, cheaters), each with its SE and interval.
         main = {key: value for key, value in entry.items() if key in ESTIMATE_COLUMNS}
         quantities = [
-            common | {"option": key, "option_text": key.replace("_", " ")} | entry[key]
+            common
+            | {"option": key, "option_text": key.replace("_", " ")}
+            | {k: entry[key][k] for k in ("estimate", "std_error", "ci_low", "ci_high")}
             for key in QUANTITY_KEYS
-            if key in entry
+            if isinstance(entry.get(key), dict)
         ]
         return [main | common, *quantities]
     return [entry | common]
 
 
-# The keys of an arms design's quantities beside the prevalence in an estimates entry.
-QUANTITY_KEYS = ("honesty", "honest_no", "cheaters", "innocuous")
+# The keys of an arms design's quantities beside the prevalence in an estimates entry
+# (a split ballot's: the direct ballot's proportion and the difference randomized − direct).
+QUANTITY_KEYS = ("honesty", "honest_no", "cheaters", "innocuous", "direct", "difference")

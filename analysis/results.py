@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from estimator.arms import ArmsEstimate
+from estimator.compare import Comparison
 from estimator.designs import composition, json_epsilon
 from estimator.estimates import (
     MEAN_METHODS,
@@ -29,6 +30,7 @@ from estimator.intervals import (
     check_level,
     check_method,
 )
+from estimator.split import SplitEstimate
 from responses.counts import QuestionTally, SurveyCounts, survey_counts
 from survey.models import Question, Survey
 
@@ -60,6 +62,13 @@ class QuestionResult:
     @property
     def direct(self) -> bool:
         return not self.estimate.design.randomized
+
+    @property
+    def n_answered(self) -> int:
+        """Everyone who answered: a split ballot's estimate counts its randomized ballot
+        only, so its direct ballot is added here."""
+        est = self.estimate
+        return est.n + (est.direct_n if isinstance(est, SplitEstimate) else 0)
 
     @property
     def interval_method(self) -> str:
@@ -130,7 +139,7 @@ class QuestionResult:
         if isinstance(est, ArmsEstimate):
             entry |= self._arms(est)
         elif isinstance(est, BinaryEstimate):
-            entry |= self._binary(est)
+            entry |= self._binary(est) | (self.split or {})
         elif isinstance(est, ChoiceEstimate):
             entry |= {"kind": self.kind, "options": self.options, "warning": self.warning}
         else:
@@ -153,6 +162,38 @@ class QuestionResult:
             "std_error": est.std_error,
             "ci_low": low,
             "ci_high": high,
+        }
+
+    @property
+    def split(self) -> dict | None:
+        """A split ballot: reports per ballot (arm 0 randomized, 1 direct), the direct
+        ballot's proportion and the difference randomized − direct, each with SE and
+        interval (Wald); None for other designs."""
+        est = self.estimate
+        if not isinstance(est, SplitEstimate):
+            return None
+        direct, comparison = est.direct, est.comparison(self.level)
+        low, high = direct.ci(self.level, self.interval_method) if direct.has_data else (None, None)
+        return {
+            "arms": [
+                {"index": 0, "n": est.n, "yes_count": est.yes_count},
+                {"index": 1, "n": est.direct_n, "yes_count": est.direct_yes},
+            ],
+            "direct_share": self.question.direct_share,
+            "direct": {
+                "estimate": direct.estimate,
+                "std_error": direct.std_error if direct.has_data else None,
+                "ci_low": low,
+                "ci_high": high,
+            },
+            "difference": {
+                "estimate": comparison.difference if comparison else None,
+                "std_error": comparison.std_error if comparison else None,
+                "ci_low": comparison.ci_low if comparison else None,
+                "ci_high": comparison.ci_high if comparison else None,
+                "p_value": comparison.wald_p_value if comparison else None,
+            },
+            "words": difference_words(comparison),
         }
 
     @property
@@ -248,6 +289,24 @@ def arms_entry(est: ArmsEstimate, level: float) -> dict:
     }
 
 
+def difference_words(comparison: Comparison | None) -> str:
+    """A split ballot's difference (randomized − direct) in words, in percentage points."""
+    if comparison is None:
+        return "The comparison needs answers on both ballots."
+    diff, low, high = (100 * v for v in (comparison.difference, *comparison.ci()))
+    more = "more" if diff >= 0 else "fewer"
+    words = (
+        f"Randomized response found {abs(diff):.1f} points {more} “yes” than asking "
+        f"directly ({100 * comparison.level:g} % interval {low:+.1f} to {high:+.1f} points, "
+        f"p = {comparison.wald_p_value:.2g})"
+    )
+    if low > 0:
+        return words + ": significantly more admitted with randomized response."
+    if high < 0:
+        return words + ": significantly fewer admitted with randomized response."
+    return words + ": the interval includes 0, no clear difference."
+
+
 def _float(values: Any, j: int) -> float | None:
     return None if values is None else float(values[j])
 
@@ -261,7 +320,7 @@ class SurveyResults:
 
     @property
     def n_responses(self) -> int:
-        return max((r.estimate.n for r in self.questions), default=0)
+        return max((r.n_answered for r in self.questions), default=0)
 
     @property
     def n_simulated(self) -> int:

@@ -67,7 +67,7 @@ def dashboard(request: HttpRequest, survey_id: int) -> HttpResponse:
     elif chosen and chosen.kind == "number":
         points = thin(means_over_time(chosen, hours, level))
         over_time = over_time_chart(chosen, points, level)
-    elif chosen and chosen.design.has_arms:
+    elif chosen and chosen.design.has_arms and chosen.design.direct_share is None:
         points = arms_over_time(chosen, hours, level)
         over_time = over_time_chart(chosen, points, level)
     elif chosen:

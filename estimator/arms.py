@@ -77,6 +77,8 @@ class ArmsDesign(Design):
     output_values: ClassVar[tuple[int, ...]] = tuple(range(2 * ARMS))
     has_arms: ClassVar[bool] = True
     arms: ClassVar[int] = ARMS
+    # What the export's arm column says of each arm.
+    arm_names: ClassVar[tuple[str, str]] = ("arm 0", "arm 1")
     # The two estimated parameters, and the ones derived from them.
     parameter_names: ClassVar[tuple[str, str]]
     parameter_labels: ClassVar[tuple[str, str]]

@@ -98,6 +98,8 @@ class Design:
     # The device draws an arm before randomizing; the report is stored as arm·2 + answer.
     has_arms: ClassVar[bool] = False
     regression_with_arms: ClassVar[bool] = False
+    # A split ballot's share asked directly (estimator.split); None for every design here.
+    direct_share: ClassVar[float | None] = None
 
     def _check_params(self) -> None:
         for param in self.PARAMS:

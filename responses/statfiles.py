@@ -26,7 +26,6 @@ SHUFFLED_NOTE = (
 SKIPPED_LABEL = "skipped (prefer not to answer)"
 # The arm column of a design with arms: which set of chance devices the device drew.
 ARM_LABEL = "%s: the arm its device drew before randomizing (0 or 1)"
-ARM_VALUES = {0: "arm 0", 1: "arm 1"}
 # Stata's extended missing value for a skip: ``.a``.
 STATA_SKIP = "a"
 # Stata keeps at most 80 bytes of a variable or data set label.
@@ -44,6 +43,8 @@ def design_summary(question: Question) -> str:
     epsilon = json_epsilon(question.design.epsilon)
     said = "infinite (no privacy)" if epsilon is None else f"{epsilon:.4g}"
     shuffled = "; options shuffled" if question.shuffle_options else ""
+    if question.direct_share is not None:
+        shuffled += f"; split ballot, {question.direct_share:g} asked directly (arm 1)"
     if not question.design.randomized:
         return f"asked directly, no randomization{shuffled}"
     return f"{name}({params}), epsilon={said}{shuffled}"
@@ -108,7 +109,7 @@ def responses_sav(survey: Survey) -> bytes:
         if q.design.has_arms:
             arm = arm_column(name)
             labels[arm] = ARM_LABEL % name
-            value_label_map[arm] = {**ARM_VALUES, code: SKIPPED_LABEL}
+            value_label_map[arm] = {**dict(enumerate(q.design.arm_names)), code: SKIPPED_LABEL}
             missing[arm] = [code]
     return _write(
         pyreadstat.write_sav,
@@ -141,7 +142,10 @@ def responses_dta(survey: Survey) -> bytes:
         if q.design.has_arms:
             arm = arm_column(name)
             labels[arm] = _clip(ARM_LABEL % name)
-            value_label_map[arm] = {**ARM_VALUES, STATA_SKIP: SKIPPED_LABEL}
+            value_label_map[arm] = {
+                **dict(enumerate(q.design.arm_names)),
+                STATA_SKIP: SKIPPED_LABEL,
+            }
             missing[arm] = [STATA_SKIP]
     return _write(
         pyreadstat.write_dta,

@@ -74,7 +74,10 @@ class AnswerSerializer(serializers.Serializer):
         allow_null=True,
         help_text="For a design with arms (stochastic_lie_detector, cheating_detection): "
         "the arm the device drew (0 or 1) before randomizing with that arm's parameters; "
-        "the value is then the 0/1 report. Refused for any other design.",
+        "the value is then the 0/1 report. For a split ballot (a question with "
+        "direct_share): 1 when the device drew the direct ballot (the value is the answer "
+        "as given, the respondent having been told so), 0 for the randomized one. Refused "
+        "for any other question.",
     )
 
 

@@ -34,6 +34,7 @@ from config.parsers import PayloadTooLarge
 from estimator.designs import REGISTRY, Design, ForcedResponse, json_epsilon, make_design
 from estimator.disclosure import DEFAULT_MIN_CELL
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
+from estimator.split import with_direct_share
 from responses.exports import responses_csv
 from responses.imports import ImportRejected, ImportTooLarge, import_responses, spool
 from responses.statfiles import responses_dta, responses_sav
@@ -308,6 +309,16 @@ class QuestionSerializer(serializers.Serializer):
         '"options": [one per option, in order]}}; a language left out shows the original. '
         "Reports are the same whatever language was shown.",
     )
+    direct_share = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="A split ballot on a randomized yes/no question (a design without arms): "
+        "the share s (0 < s < 1) of respondents whose device, before they answer, draws "
+        "that this question is asked directly, tells them so, and sends their answer as "
+        "given (no privacy for them on this question) with arm 1; the others randomize as "
+        "usual and send arm 0. Results give the randomized estimate, the direct one and "
+        "their difference. null: everyone randomizes.",
+    )
     no_privacy = serializers.SerializerMethodField()
     direct = serializers.SerializerMethodField(
         help_text="Asked directly (not randomized): ε = ∞, left out of the survey's total."
@@ -402,7 +413,17 @@ class QuestionSerializer(serializers.Serializer):
                 {"shuffle_options": [f"a {kind} question has no options to shuffle"]}
             )
         attrs["shuffle_options"] = shuffled
+        attrs["direct_share"] = self._direct_share(design, attrs, stored if kept else None)
         return {**attrs, "kind": kind, "options": options, "design": design}
+
+    @staticmethod
+    def _direct_share(design: Design, attrs: dict, stored: Question | None) -> float | None:
+        """The split ballot's share, checked against the design it splits."""
+        share = attrs.get("direct_share", stored.direct_share if stored else None)
+        try:
+            return with_direct_share(design, share).direct_share
+        except ValueError as error:
+            raise ValidationError({"direct_share": [str(error)]}) from None
 
     @staticmethod
     def _check_confirmations(design: Design, attrs: dict) -> None:
@@ -820,6 +841,7 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             "design_name": design.name,
             "design_params": design.params(),
             "shuffle_options": item["shuffle_options"],
+            "direct_share": item["direct_share"],
             # A PATCH item that leaves its translations out keeps them.
             "texts": item["texts"] if "texts" in item else getattr(current, "texts", {}),
         }
@@ -881,6 +903,16 @@ class CodebookQuestionSerializer(serializers.Serializer):
     alpha = serializers.FloatField(required=False, allow_null=True)
     noise = serializers.CharField(required=False)
     noise_variance = serializers.FloatField(required=False)
+    direct_share = serializers.FloatField(
+        required=False, allow_null=True, help_text="A split ballot's share asked directly."
+    )
+    arm_column = serializers.CharField(
+        required=False, help_text="Designs with arms and split ballots: the arm's column."
+    )
+    arm_values = serializers.DictField(child=serializers.CharField(), required=False)
+    ballot_matrix = ResponseMatrixSerializer(
+        required=False, help_text="A split ballot: the law of (ballot, report) given the truth."
+    )
 
 
 class CodebookSerializer(serializers.Serializer):

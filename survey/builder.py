@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.contrib import messages
@@ -118,6 +118,17 @@ class Assumptions:
         ]
 
 
+def split_plan(design: Design, a: Assumptions) -> dict:
+    """A split ballot: the randomized estimate reads only the randomized share 1 − s of
+    the respondents, so its plan is the design's at that share of n, and n for a target
+    half-width grows by 1/(1 − s)."""
+    kept = 1 - design.direct_share
+    result = plan(design.randomized_design, replace(a, n=max(1, round(a.n * kept))))
+    if "n_for_target" in result:
+        result["n_for_target"] = math.ceil(result["n_for_target"] / kept)
+    return result | {"design": design, "direct_share": design.direct_share}
+
+
 def worst_line(design: Design) -> tuple[float, float]:
     """(t, c) of the design's noisiest yes/no line: the design itself for yes/no, the
     option with the widest worst-case interval for multiple choice."""
@@ -137,6 +148,8 @@ def worst_variance(t: float, c: float) -> float:
 def plan(design: Design, a: Assumptions) -> dict:
     """Everything the builder shows about a design: ε, precision at n, the n for a
     target half-width, power and the price of privacy (numbers: noise and the mean)."""
+    if design.direct_share is not None:
+        return split_plan(design, a)
     z = z_value(a.level)
     result = {"design": design, "direct": not design.randomized, "kind": design.kind}
     if design.kind == "number":

@@ -52,6 +52,7 @@ def question_codebook(column: str, question: Question) -> dict:
         "design": design_json(question),
         "shuffle_options": question.shuffle_options,
         "texts": question.texts,
+        "direct_share": question.direct_share,
         "not_sensitive": not design.randomized,
         "allow_no_privacy": design.randomized and math.isinf(epsilon),
         "column": column,
@@ -65,10 +66,37 @@ def question_codebook(column: str, question: Question) -> dict:
         # stayed frozen, but a reader of the data should know what each respondent saw.
         "wording_history": question.wording_history(),
         **(
-            _arms_codebook(column, design)
+            _split_codebook(column, question, design)
+            if design.direct_share is not None
+            else _arms_codebook(column, design)
             if design.has_arms
             else _KIND_CODEBOOK[question.kind](question, design)
         ),
+    }
+
+
+def _split_codebook(column: str, question: Question, design: Design) -> dict:
+    """A split ballot: the randomized design's codebook for the randomized ballot, the
+    ballot in the arm column, and how the two ballots are compared."""
+    randomized = _binary_codebook(question, design.randomized_design)
+    return {
+        **randomized,
+        "rrreg": f"{randomized['rrreg']}, on the rows where {column}_arm == 0",
+        "arm_column": f"{column}_arm",
+        "arm_values": {
+            "0": "randomized ballot: the column holds the randomized report",
+            "1": "direct ballot: asked directly (told so before answering), the column holds "
+            "the answer as given",
+        },
+        "ballot_matrix": {
+            "rows": "arm * 2 + report (randomized ballot: no, yes; direct ballot: no, yes)",
+            "columns": "the true value (0, 1)",
+            "values": design.response_matrix.tolist(),
+        },
+        "reanalysis": "randomized ballot (arm 0): q_hat = (mean(column) - c) / t, since "
+        "P(report 1 | true x) = c + t * x; direct ballot (arm 1): the share of 1s; "
+        "difference = randomized - direct, standard error the root of the sum of both "
+        "squared standard errors (Wald)",
     }
 
 
@@ -193,7 +221,9 @@ def codebook(survey: Survey) -> dict:
             "estimates leave empty cells out and count them as skipped",
             "q<k>_arm": "for a question whose design has arms (see its arm_column): the arm "
             "(0 or 1) the respondent's device drew, independently of the true answer, "
-            "before randomizing with that arm's parameters; q<k> holds the 0/1 report",
+            "before randomizing with that arm's parameters; q<k> holds the 0/1 report. "
+            "For a split ballot (direct_share): 0 = randomized ballot, 1 = asked directly, "
+            "q<k> then holding the answer as given",
         },
         "estimator": "per question, see its reanalysis; epsilon_total is the sum of epsilon "
         "over randomized questions (directly asked ones are left out)",

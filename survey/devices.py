@@ -198,7 +198,10 @@ def option_meaning(option: str) -> str:
 
 
 def steps_for(design: Design, options: list[str] | None = None) -> list[Step | Draw]:
-    """The steps that turn a true answer into the report, as the design defines them."""
+    """The steps that turn a true answer into the report, as the design defines them (for
+    a split ballot, those of its randomized ballot)."""
+    if design.direct_share is not None:
+        design = design.randomized_design
     if not design.randomized or design.compares_statements:
         return []
     if isinstance(design, ChoiceDesign):
@@ -264,4 +267,9 @@ def innocuous_statement(design: BinaryDesign) -> str:
 
 def is_two_fair_coins(design: Design) -> bool:
     steps = steps_for(design)
-    return design.kind == "binary" and [s.device.kind for s in steps] == ["coin", "coin"]
+    # A split ballot's paper steps start with the ballot's own draw: not the two coins alone.
+    return (
+        design.kind == "binary"
+        and design.direct_share is None
+        and [s.device.kind for s in steps] == ["coin", "coin"]
+    )

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from estimator.designs import KINDS, REGISTRY, Design, make_design
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
+from estimator.split import with_direct_share
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_RESPONSE_QUOTA
 from survey.models import CLASSROOM_ARMS, MIN_CELL_FLOOR, Question, Survey, classroom_refuses
 
@@ -301,6 +302,16 @@ class QuestionForm(forms.Form):
         help_text="Each device shows the options in its own random order; a report is still "
         "the option's place in your list, so the server never learns the order shown.",
     )
+    direct_share = forms.FloatField(
+        required=False,
+        label="Split ballot: share asked directly (optional)",
+        help_text="Between 0 and 1, e.g. 0.2. This share of respondents, drawn by their own "
+        "device, answers this question directly, without privacy for this question, and is "
+        "told so before answering; the results compare their answers with the randomized "
+        "estimate. Leave empty to randomize for everyone.",
+        error_messages={"invalid": "Enter a number between 0 and 1, such as 0.2."},
+        widget=forms.NumberInput(attrs={"step": "any", "min": "0", "max": "1"}),
+    )
     confirm_no_privacy = forms.BooleanField(required=False)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -340,6 +351,8 @@ class QuestionForm(forms.Form):
                 )
         if self.kind_value != "choice":
             del self.fields["options"], self.fields["shuffle_options"]
+        if self.kind_value != "binary" or not self.design_class.randomized:
+            del self.fields["direct_share"]
         self.direct = not self.design_class.randomized
         self.fields["confirm_no_privacy"].label = (
             "This question is not sensitive: ask it directly. Its answers are stored as "
@@ -374,6 +387,7 @@ class QuestionForm(forms.Form):
             "design_name": question.design_name,
             "options": "\n".join(question.options),
             "shuffle_options": question.shuffle_options,
+            "direct_share": question.direct_share,
             "confirm_no_privacy": not design.is_private,
             **{
                 name: ", ".join(f"{v:g}" for v in value) if isinstance(value, list) else value
@@ -478,6 +492,12 @@ class QuestionForm(forms.Form):
                 else "This design gives no privacy (ε = ∞): some answers reveal the truth. "
                 "Change the parameters, or tick this box to save it anyway.",
             )
+        try:
+            cleaned["direct_share"] = with_direct_share(
+                design, cleaned.get("direct_share")
+            ).direct_share
+        except ValueError as error:
+            self.add_error("direct_share", str(error))
         cleaned["design"] = design
         return cleaned
 
@@ -498,5 +518,6 @@ class QuestionForm(forms.Form):
         question.design_name = design.name
         question.design_params = design.params()
         question.shuffle_options = bool(self.cleaned_data.get("shuffle_options"))
+        question.direct_share = self.cleaned_data.get("direct_share")
         question.save()
         return question

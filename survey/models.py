@@ -25,6 +25,7 @@ from django.utils.translation import gettext
 
 from estimator.designs import Composition, Design, composition, make_design
 from estimator.disclosure import DEFAULT_MIN_CELL
+from estimator.split import with_direct_share
 from survey import invites
 
 # No look-alike characters (0/O, 1/I/L) so a code read off a projector is typed right.
@@ -381,6 +382,7 @@ class Survey(models.Model):
                     design_name=q.design_name,
                     design_params=q.design_params,
                     shuffle_options=q.shuffle_options,
+                    direct_share=q.direct_share,
                     texts=q.texts,
                 )
                 for q in self.questions.all()
@@ -647,6 +649,9 @@ class Question(models.Model):
     # The wording in the survey's further languages: {"de": {"text": …, "options": […]}};
     # reports are the same whatever language was shown.
     texts = models.JSONField(default=dict, blank=True)
+    # A split ballot: the share of respondents whose device asks them this randomized
+    # yes/no question directly, telling them so before they answer (0 < s < 1).
+    direct_share = models.FloatField(null=True, blank=True, default=None)
 
     class Meta:
         ordering = ["position", "id"]
@@ -657,9 +662,10 @@ class Question(models.Model):
     @property
     def design(self) -> Design:
         """The question's design object: everything else asks it, never its name."""
-        return make_design(
+        design = make_design(
             self.kind, self.design_name, self.design_params, k=len(self.options or ()) or None
         )
+        return with_direct_share(design, self.direct_share)
 
     @property
     def epsilon(self) -> float:

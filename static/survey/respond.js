@@ -2,7 +2,7 @@
 // page's memory; this device's localStorage keeps only what was sent (each question's
 // randomized report), and only those reports and a random submission id are ever sent.
 // Every kind of question goes through rr.js's one `sample(kind, name, params, value)`.
-import { checkParams, cryptoSource, sample, shuffle, uuid4 } from "./rr.js";
+import { checkParams, cryptoSource, drawBallot, sample, sampleOnBallot, shuffle, uuid4 } from "./rr.js";
 
 // The coins animate for the same time whatever they show; the request is started at the
 // moment of the click, before any of that, so its timing cannot depend on the coins.
@@ -28,6 +28,9 @@ const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => (
   declaration: JSON.parse(el.dataset.declaration),
   // Crosswise: "same or different?" is already the report; nothing is drawn.
   reportIsAnswer: "reportIsAnswer" in el.dataset,
+  // A split ballot: the share asked directly, and this device's draw (see drawBallots).
+  directShare: el.dataset.directShare ? Number(el.dataset.directShare) : null,
+  ballot: null,
   truth: null,
   skipped: false,
   // "12:0,2": shown only when question 12 (asked directly) got answer 0 or 2.
@@ -95,9 +98,10 @@ function reportFor(question, next) {
   if (question.skipped) return { report: null, coins: [] }; // a skip is sent as it is
   const kept = memo(question);
   if (kept !== null) return { report: kept.report, arm: kept.arm, coins: null };
-  const outcome = question.reportIsAnswer
-    ? { report: question.truth, coins: [] }
-    : sample(question.kind, question.design, question.params, question.truth, next);
+  let outcome;
+  if (question.ballot !== null) outcome = sampleOnBallot(question.ballot, question.kind, question.design, question.params, question.truth, next);
+  else if (question.reportIsAnswer) outcome = { report: question.truth, coins: [] };
+  else outcome = sample(question.kind, question.design, question.params, question.truth, next);
   // The arm is drawn before, and independently of, the true answer: kept with the report.
   store(memoKey(question), outcome.arm === undefined ? { report: outcome.report } : { report: outcome.report, arm: outcome.arm });
   return outcome;
@@ -132,6 +136,31 @@ function migrateOldMemos() {
   } catch {
     // Storage disabled: there is nothing to migrate.
   }
+}
+
+/**
+ * A split ballot is drawn as the page opens, before any answer (crypto RNG, independent
+ * of everything the respondent does), and kept on this device like a report: reloading
+ * the page cannot change how the question is asked. The page then says which ballot it is.
+ */
+function drawBallots() {
+  for (const question of questions.filter((q) => q.directShare !== null)) {
+    const key = `ballot:q${question.id}:d${designVersion}`;
+    const kept = memo(question)?.arm ?? recall(key);
+    question.ballot = kept === 0 || kept === 1 ? kept : drawBallot(question.directShare);
+    store(key, question.ballot);
+    showBallot(question);
+  }
+}
+
+/** The ballot's notice; on the direct ballot no coins and no ε promise are shown. */
+function showBallot(question) {
+  const direct = question.ballot === 1;
+  question.el.querySelector(`[data-ballot-note="${question.ballot}"]`).hidden = false;
+  question.el.classList.toggle("is-direct", direct);
+  for (const hidden of question.el.querySelectorAll(".privacy-line:not(.ballot-note), .steps")) hidden.hidden ||= direct;
+  const label = question.el.querySelector(".choice-label");
+  if (direct && label) label.textContent = t("yourAnswer");
 }
 
 /** Say, before anything is sent, that a question's earlier report will be sent again. */
@@ -542,6 +571,7 @@ for (const link of root.querySelectorAll(".languages a")) {
   link.search = query;
 }
 migrateOldMemos();
+drawBallots();
 shuffleShown();
 questions.forEach(announceMemo);
 updateFlipButton();

@@ -301,6 +301,24 @@ export function sample(kind, name, params, value, next = cryptoSource()) {
   return sampler(value, params, next);
 }
 
+/**
+ * A split ballot's draw, made before the respondent answers and independently of
+ * anything they say: 1 (asked directly) with probability directShare, else 0 (randomized).
+ */
+export function drawBallot(directShare, next = cryptoSource()) {
+  if (!(directShare > 0 && directShare < 1)) throw new RangeError(`direct_share must lie strictly between 0 and 1, got ${directShare}`);
+  return Number(bernoulli(directShare, next));
+}
+
+/**
+ * A split-ballot question's outcome on the drawn ballot: asked directly, the answer is
+ * the report, with no coins; else the design randomizes it. The ballot is sent as the arm.
+ */
+export function sampleOnBallot(ballot, kind, name, params, value, next = cryptoSource()) {
+  if (ballot === 1) return { report: value, arm: 1, coins: [] };
+  return { ...sample(kind, name, params, value, next), arm: 0 };
+}
+
 /** Randomize one true answer (0 or 1) with the named binary design. */
 export function randomize(designName, params, trueAnswer, next = cryptoSource()) {
   const design = designs[designName];

@@ -69,6 +69,13 @@ def arm_steps(question) -> list[dict]:
 
 
 @register.filter
+def ballot_device(question):
+    """A split ballot: the everyday device that decides by hand, before answering,
+    whether the question is asked directly (it comes up with the direct share)."""
+    return device_for(question.design.direct_share)
+
+
+@register.filter
 def arm_device(question):
     """The everyday device that picks a design's arm by hand: set A with its weight."""
     return device_for(question.design.arm_weights[0])
@@ -240,6 +247,12 @@ def randomized_count(survey) -> int:
     return len(survey.privacy.randomized)
 
 
+@register.filter
+def split_count(survey) -> int:
+    """Questions on a split ballot: a respondent's device may ask them directly."""
+    return sum(d.direct_share is not None for d in survey.privacy.randomized)
+
+
 @register.simple_tag
 def integrity(path: str, hashed: bool = True) -> str:
     return served_code.integrity(path, hashed=hashed)
@@ -311,6 +324,7 @@ def respond_sentences() -> dict[str, str]:
             "B, so it does not reveal your answer to A."
         ),
         "direct": gettext("This question is asked directly: your answer is stored as you gave it."),
+        "yourAnswer": gettext("Your answer:"),
         "noise": gettext(
             "Your device added random noise before sending it: any true number could have "
             "given this report."

@@ -11,10 +11,12 @@ import {
   countYes,
   cryptoSource,
   die,
+  drawBallot,
   exactRational,
   geometricExp,
   randomize,
   sample,
+  sampleOnBallot,
   shuffle,
   toFraction,
   uniformBelow,
@@ -289,4 +291,26 @@ test("shuffle draws each position without bias and leaves its input alone", () =
   assert.equal(counts.size, 6);
   // Each order 1000 ± 6 standard deviations (about 6 × 29): p < 1e-8, never flaky.
   for (const n of counts.values()) assert.ok(Math.abs(n - 1000) < 180, `${n}`);
+});
+
+test("a split ballot draws 'direct' with its share, from the crypto words alone", () => {
+  // 0.25 = 1/4: one uniform draw below 4; 0 is direct, 1–3 randomized.
+  assert.equal(drawBallot(0.25, forced(0)), 1);
+  assert.equal(drawBallot(0.25, forced(1)), 0);
+  assert.equal(drawBallot(0.25, forced(3)), 0);
+  for (const bad of [0, 1, -0.1, 1.5, Number.NaN, "0.5"]) assert.throws(() => drawBallot(bad, forced(0)), RangeError);
+  const next = cryptoSource();
+  let direct = 0;
+  for (let i = 0; i < 20000; i++) direct += drawBallot(0.2, next);
+  assert.ok(Math.abs(direct / 20000 - 0.2) < 0.015, `direct share ${direct / 20000}`);
+});
+
+test("on the direct ballot the answer is sent as given, with no coins", () => {
+  const params = { p_truth: 0.5, p_yes: 0.5 };
+  assert.deepEqual(sampleOnBallot(1, "binary", "forced_response", params, 1, forced()), { report: 1, arm: 1, coins: [] });
+  assert.deepEqual(sampleOnBallot(1, "binary", "forced_response", params, 0, forced()), { report: 0, arm: 1, coins: [] });
+  // The randomized ballot flips the design's coins: here the first coin says "answer truthfully".
+  const randomized = sampleOnBallot(0, "binary", "forced_response", params, 0, forced(0, 1));
+  assert.equal(randomized.arm, 0);
+  assert.deepEqual(randomized, { ...sample("binary", "forced_response", params, 0, forced(0, 1)), arm: 0 });
 });

@@ -1,0 +1,138 @@
+"""A split-ballot question in real Chromium: the device draws the ballot with the crypto
+RNG as the page opens, before any answer; on the direct ballot the page says the question
+is asked directly (no coins, no ε promise) and the request carries the answer with arm 1;
+on the randomized ballot it shows the coins and sends arm 0. The crypto words are forced
+here (every word 0: the direct ballot at s = ¼; every word 2³² − 1: the randomized one)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from estimator.compare import simulate_split
+from estimator.designs import ForcedResponse
+from responses.write import bulk_record
+from tests.browser.conftest import LAPTOP
+from tests.browser.test_respondent_accessibility import serious_violations
+from tests.browser.test_respondent_kinds import SEND, SENT, THROW_ON_MATH_RANDOM, watch
+from tests.browser.test_workspace import log_in
+from tests.storage import stored_reports
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+NOTICE = "This question is asked directly: your answer is sent as you give it, with no coins."
+
+
+def forced_crypto(word: int) -> str:
+    return (
+        THROW_ON_MATH_RANDOM
+        + f"crypto.getRandomValues = (buffer) => {{ buffer.fill({word}); return buffer; }};"
+    )
+
+
+@pytest.fixture
+def split_survey(make_survey):
+    survey = make_survey(0)
+    question = survey.questions.create(
+        position=0,
+        text="Have you ever cheated on an exam?",
+        kind="binary",
+        design_params={"p_truth": 0.5, "p_yes": 0.5},
+        direct_share=0.25,
+    )
+    return survey, question
+
+
+def answer_yes(page, url: str, question) -> tuple[dict, object]:
+    errors, requests = watch(page)
+    page.goto(url)
+    section = page.locator(f'[data-question="{question.id}"]')
+    notice_before = section.get_by_text(NOTICE).is_visible()
+    section.get_by_role("button", name="Yes").click()
+    page.get_by_role("button", name=SEND).click()
+    page.get_by_text(SENT).wait_for()
+    posts = [r for r in requests if r.method == "POST"]
+    assert len(posts) == 1 and errors == []
+    [sent] = json.loads(posts[0].post_data)["answers"]
+    return sent | {"notice_before": notice_before}, section
+
+
+def test_the_direct_ballot_is_told_before_answering_and_sends_the_answer_as_given(
+    live_server, page, split_survey, screenshot
+):
+    survey, question = split_survey
+    page.add_init_script(forced_crypto(0))
+    url = live_server.url + survey.get_absolute_url()
+    sent, section = answer_yes(page, url, question)
+    assert sent == {"question": question.id, "value": 1, "arm": 1, "notice_before": True}
+    assert stored_reports(survey) == [{question.id: 3}]
+    text = section.inner_text()
+    assert "ε = ln 3" not in text and "ε = 1.10" not in text  # no promise it cannot keep
+    assert "no privacy (ε = ∞)" in text
+    assert not section.locator("[data-coin]").first.is_visible()
+    screenshot(page, "split-direct")
+
+
+def test_the_randomized_ballot_sees_the_coins_and_sends_arm_0(live_server, page, split_survey):
+    survey, question = split_survey
+    page.add_init_script(forced_crypto(2**32 - 1))
+    url = live_server.url + survey.get_absolute_url()
+    page.goto(url)
+    section = page.locator(f'[data-question="{question.id}"]')
+    assert not section.get_by_text(NOTICE).is_visible()
+    assert section.locator("[data-coin]").first.is_visible()
+    assert section.locator(".privacy-line").first.is_visible()
+    sent, _ = answer_yes(page, url, question)
+    assert sent["arm"] == 0 and sent["notice_before"] is False
+    assert stored_reports(survey) == [{question.id: sent["value"]}]
+
+
+def test_the_ballot_is_kept_on_the_device_across_reloads(live_server, page, split_survey):
+    survey, question = split_survey
+    page.add_init_script(forced_crypto(0))
+    url = live_server.url + survey.get_absolute_url()
+    page.goto(url)
+    key = f"deniable:v1:{survey.slug}:ballot:q{question.id}:d{survey.design_version}"
+    assert page.evaluate(f"() => localStorage.getItem('{key}')") == "1"
+    # The next visit's crypto words would draw the randomized ballot: the kept one wins.
+    page.evaluate(f"() => localStorage.setItem('{key}', '1')")
+    page.add_init_script(forced_crypto(2**32 - 1))
+    page.goto(url)
+    assert page.locator(f'[data-question="{question.id}"]').get_by_text(NOTICE).is_visible()
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_the_results_page_compares_the_ballots_in_words(
+    live_server, browser, split_survey, screenshot
+):
+    """Seeded: 38 % truly "yes"; asked directly, a third of them deny. The README's
+    picture of the comparison comes from here (DOCS_SCREENSHOTS=1)."""
+    survey, question = split_survey
+    rng = np.random.default_rng(4)
+    truths = (rng.random(2400) < 0.38).astype(int)
+    direct, reports = simulate_split(ForcedResponse(), 0.25, truths, rng)
+    reports = np.where(direct & (truths == 1) & (rng.random(2400) < 1 / 3), 0, reports)
+    stored = 2 * direct.astype(int) + reports
+    bulk_record(survey, [{question.id: int(r)} for r in stored], simulated=False)
+    context = browser.new_context(viewport=LAPTOP, bypass_csp=True)
+    page = context.new_page()
+    page.goto(live_server.url + survey.get_absolute_url())
+    page.locator(".ballot-note:visible").wait_for()
+    assert serious_violations(page) == []  # the respondent page, on whichever ballot
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/surveys/{survey.id}/results/")
+    row = page.locator('tr[data-kind="split"]')
+    text = row.inner_text()
+    assert "Randomized response found" in text and "points more" in text
+    assert f"Asked directly: n = {direct.sum()}" in text
+    assert serious_violations(page) == []
+    screenshot(page, "split-results")
+    if os.environ.get("DOCS_SCREENSHOTS"):
+        page.locator("table.results").screenshot(path=DOCS / "split-ballot.png")
+    context.close()

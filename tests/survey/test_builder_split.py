@@ -1,0 +1,85 @@
+"""The builder's split-ballot field: saved on a randomized yes/no question, every bad
+value shown beside the field with nothing stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from survey.models import Survey
+from tests.survey.test_builder import add
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def draft(make_survey) -> Survey:
+    return make_survey(n_questions=1, status=Survey.Status.DRAFT)
+
+
+def test_a_split_ballot_is_saved_with_its_share(logged_in, draft):
+    assert add(logged_in, draft, direct_share="0.2").status_code == 302
+    question = draft.questions.last()
+    assert question.direct_share == 0.2 and question.design.arm_weights == (0.8, 0.2)
+    page = logged_in.get(f"/surveys/{draft.id}/edit/").content.decode()
+    assert "Split ballot: share asked directly" in page
+    assert "without privacy for this question" in page
+
+
+def test_an_empty_share_randomizes_for_everyone(logged_in, draft):
+    assert add(logged_in, draft, direct_share="").status_code == 302
+    assert draft.questions.last().direct_share is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"direct_share": "0"}, "between 0 and 1"),
+        ({"direct_share": "1"}, "between 0 and 1"),
+        ({"direct_share": "-0.5"}, "between 0 and 1"),
+        ({"direct_share": "half"}, "Enter a number between 0 and 1"),
+        (
+            {
+                "preset": "custom",
+                "design_name": "stochastic_lie_detector",
+                "p": "0.2, 0.8",
+                "arm_weights": "0.5, 0.5",
+                "confirm_no_privacy": "on",
+                "direct_share": "0.2",
+            },
+            "without arms",
+        ),
+    ],
+)
+def test_a_bad_share_is_shown_beside_its_field_and_stores_nothing(
+    logged_in, draft, fields, message
+):
+    version = Survey.objects.get(pk=draft.pk).design_version
+    response = add(logged_in, draft, htmx=True, **fields)
+    page = response.content.decode()
+    assert response.status_code == 400
+    beside = page.split('class="field field-direct_share has-error"', 1)[1].split("</div>", 1)[0]
+    assert message in beside and 'aria-invalid="true"' in beside
+    assert draft.questions.count() == 1
+    assert Survey.objects.get(pk=draft.pk).design_version == version
+
+
+def test_choice_questions_have_no_share_field(logged_in, draft):
+    fields = {"kind": "choice", "preset": "custom", "design_name": "k_rr", "epsilon": "1"}
+    redrawn = logged_in.post(
+        f"/surveys/{draft.id}/question-form/?prefix=new",
+        {f"new-{k}": v for k, v in {"text": "Faculty?", **fields}.items()},
+    ).content.decode()
+    assert "field-options" in redrawn and "field-direct_share" not in redrawn
+    assert add(logged_in, draft, options="a\nb", direct_share="0.2", **fields).status_code == 302
+    assert draft.questions.last().direct_share is None
+
+
+def test_a_frozen_split_question_says_its_share_in_words(logged_in, draft):
+    from responses.write import bulk_record
+
+    question = draft.questions.get()
+    question.direct_share = 0.2
+    question.save()
+    bulk_record(draft, [{question.id: 3}], simulated=False)
+    page = logged_in.get(f"/surveys/{draft.id}/edit/").content.decode()
+    assert "split ballot: 20 % asked directly (no privacy for them on this question)" in page
