@@ -91,6 +91,8 @@ def _randomized(
             f"{named(question)} is a {question.kind} question; {field} must be "
             f"a randomized {' or '.join(kinds)} question",
         )
+    if question.design.split_ballot and arms_refused:
+        raise AnalysisError(field, f"{named(question)} is a split ballot: {SPLIT_REFUSED}")
     if question.design.has_arms and arms_refused:
         raise AnalysisError(field, f"{named(question)} uses a design with arms: {arms_refused}")
     return question
@@ -102,6 +104,13 @@ CROSSTAB_ARMS = (
     "arms also depend on how many respondents did not follow the coins (its honesty t or "
     "cheaters γ), which no matrix fixes; a joint model of both questions is not offered. "
     "Its prevalence per group of a directly asked question is in the breakdown"
+)
+# Why a cross-tab and a model refuse a split ballot.
+SPLIT_REFUSED = (
+    "its direct ballot's answers are not randomized and its randomized ballot is a part of "
+    "the respondents drawn apart, so this analysis of it is not offered; its breakdown and "
+    "comparisons read the randomized ballot, and the export's q<k>_arm column (0) selects "
+    "it for your own analysis"
 )
 # Why a model refuses a design with arms other than the stochastic lie detector's.
 MODEL_ARMS = (
@@ -180,12 +189,14 @@ def estimate_entry(
     (N) applies the finite-population correction."""
     if question.kind == Question.Kind.NUMBER:
         return _number_entry(question, reports, level, population) | {"population": population}
-    if question.design.has_arms:
+    if _with_arms(question):
         est = _prevalence(question, reports, population)
         return arms_entry(est, level) | {"population": est.population}
     counts = [reports.get(r, 0) for r in range(len(categories(question)))]
     if question.kind == Question.Kind.BINARY:
-        est = question.design.estimate(counts[1], sum(counts), population=population)
+        # A split ballot's groups: the randomized ballot's estimate (its direct answers
+        # are on the results page).
+        est = _prevalence(question, reports, population)
         low, high = est.ci(level, method) or (None, None)
         return {
             "n": est.n,
@@ -430,7 +441,7 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     question = linked.question
     if question.kind == Question.Kind.NUMBER:
         method = MEAN_METHODS[0]
-    if question.design.has_arms:
+    if _with_arms(question):
         method = ARMS_METHOD
     overall, skipped = linked.overall()
     total = sum(overall.values())
@@ -460,7 +471,7 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     }
     if question.kind == Question.Kind.NUMBER:
         result |= {"lower": question.design.lower, "upper": question.design.upper}
-    if question.design.has_arms:
+    if _with_arms(question):
         design = question.design
         result["quantities"] = [
             {"key": key, "label": design.quantity_labels[name]}
@@ -488,9 +499,15 @@ def _category(by: Question, field: str, raw, listed: list[int | None]) -> int | 
     return value
 
 
+def _with_arms(question: Question) -> bool:
+    """A design with arms estimated as one (not a split ballot, read as its randomized
+    ballot's yes/no estimate)."""
+    return question.design.has_arms and not question.design.split_ballot
+
+
 def _prevalence(question: Question, reports: Mapping[int, int], population: int | None = None):
     """A group's estimate of a yes/no question's prevalence from its reports (a design
-    with arms: from its four, arm × answer)."""
+    with arms or a split ballot: from its four, arm × answer)."""
     design = question.design
     if design.has_arms:
         counts = [reports.get(r, 0) for r in design.output_values]
@@ -581,6 +598,12 @@ def arms_compared(
             "by",
             f"{named(question)} has no arms: by={BY_ARM} compares the two arms of a design "
             "with arms; give a directly asked question to compare two of its groups",
+        )
+    if question.design.split_ballot:
+        raise AnalysisError(
+            "by",
+            f"{named(question)} is a split ballot: its two ballots are compared on the "
+            'results page and in the estimates ("difference"), not here',
         )
     if question.design.compliant_lines() is None:
         raise AnalysisError(
@@ -740,6 +763,8 @@ def regression(
     its first option, a yes/no or number covariate enters as its 0/1 or number.
     """
     outcome = _randomized(survey, "outcome", outcome_raw, (Question.Kind.BINARY,))
+    if outcome.design.split_ballot:
+        raise AnalysisError("outcome", f"{named(outcome)} is a split ballot: {SPLIT_REFUSED}")
     if outcome.design.has_arms and not outcome.design.regression_with_arms:
         raise AnalysisError("outcome", f"{named(outcome)} uses a design with arms: {MODEL_ARMS}")
     with_arms = outcome.design.has_arms

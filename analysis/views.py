@@ -132,7 +132,7 @@ def breakdown_view(request: HttpRequest, survey_id: int) -> HttpResponse:
         except AnalysisError as error:
             errors.append(error.message)
     arms_comparison = None
-    if result and picked[0].design.has_arms:
+    if result and picked[0].design.has_arms and not picked[0].design.split_ballot:
         try:
             arms_comparison = compare(survey, picked[0].id, BY_ARM, 0, 1, level)
         except AnalysisError as error:

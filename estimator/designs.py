@@ -97,6 +97,8 @@ class Design:
     sends_one_bit: ClassVar[bool] = False
     # The device draws an arm before randomizing; the report is stored as arm·2 + answer.
     has_arms: ClassVar[bool] = False
+    # A share of respondents asked directly, their reports apart (estimator.split).
+    split_ballot: ClassVar[bool] = False
     regression_with_arms: ClassVar[bool] = False
     # A split ballot's share asked directly (estimator.split); None for every design here.
     direct_share: ClassVar[float | None] = None

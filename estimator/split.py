@@ -75,6 +75,7 @@ class SplitDesign:
     randomized_design: BinaryDesign
     direct_share: float
     has_arms: ClassVar[bool] = True
+    split_ballot: ClassVar[bool] = True
     arms: ClassVar[int] = BALLOTS
     regression_with_arms: ClassVar[bool] = False
     output_values: ClassVar[tuple[int, ...]] = tuple(range(2 * BALLOTS))
