@@ -316,7 +316,13 @@ function settle(result, body) {
       const report = label(questions[at], a.value);
       return many ? t("numbered", { n: at + 1, report }) : report;
     });
-    statusLine.textContent = t("sent", { reports: sent.join(", ") });
+    // A directly asked answer (a background question, a split ballot's direct ballot) is
+    // not randomized: the sentence must not say it was.
+    const asGiven = body.answers.some((a) => {
+      const question = questions.find((q) => q.id === a.question);
+      return a.value !== null && (question.design === "direct" || question.ballot === 1);
+    });
+    statusLine.textContent = t(asGiven ? "sentAsGiven" : "sent", { reports: sent.join(", ") });
     root.classList.add("is-sent");
     $("[data-after]").hidden = false;
     showCompletion();

@@ -305,6 +305,10 @@ def respond_sentences() -> dict[str, str]:
         "refusedGone": gettext("this survey no longer exists. Nothing was stored."),
         "refusedOther": gettext("the survey refused these answers. Nothing was stored."),
         "sent": gettext("Sent — {reports}. Only these randomized answers left this device."),
+        "sentAsGiven": gettext(
+            "Sent — {reports}. Only these answers left this device: randomized, except those "
+            "asked directly, which are as you gave them."
+        ),
         "numbered": gettext("question {n}: {report}"),
         "offline": gettext(
             "Your answers could not be sent. They are kept on this device, already "

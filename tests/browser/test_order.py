@@ -16,7 +16,7 @@ from tests.storage import stored_reports
 pytestmark = pytest.mark.django_db(transaction=True)
 
 OPTIONS = ["First", "Second", "Third", "Later"]
-SENT = "Only these randomized answers left this device."
+SENT = "left this device."
 # crypto.getRandomValues replaced by a seeded xorshift, so that each phone's order is
 # fixed by its seed (the page never uses any other randomness).
 SEEDED = """(() => {{

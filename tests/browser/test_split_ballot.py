@@ -24,6 +24,8 @@ from tests.storage import stored_reports
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+SENT_AS_GIVEN = "which are as you gave them"
+SENT_RANDOMIZED = "Only these randomized answers left this device."
 NOTICE = "This question is asked directly: your answer is sent as you give it, with no coins."
 
 
@@ -73,6 +75,9 @@ def test_the_direct_ballot_is_told_before_answering_and_sends_the_answer_as_give
     text = section.inner_text()
     assert "ε = ln 3" not in text and "ε = 1.10" not in text  # no promise it cannot keep
     assert "no privacy (ε = ∞)" in text
+    # What was sent is not called randomized: this answer went as given.
+    assert page.get_by_text(SENT_AS_GIVEN).is_visible()
+    assert not page.get_by_text(SENT_RANDOMIZED).count()
     assert not section.locator("[data-coin]").first.is_visible()
     screenshot(page, "split-direct")
 
@@ -88,6 +93,7 @@ def test_the_randomized_ballot_sees_the_coins_and_sends_arm_0(live_server, page,
     assert section.locator(".privacy-line").first.is_visible()
     sent, _ = answer_yes(page, url, question)
     assert sent["arm"] == 0 and sent["notice_before"] is False
+    assert page.get_by_text(SENT_RANDOMIZED).is_visible()
     assert stored_reports(survey) == [{question.id: sent["value"]}]
 
 
