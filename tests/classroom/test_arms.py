@@ -147,3 +147,10 @@ def test_the_join_screen_says_the_lie_detector_gives_no_privacy_for_a_no(api, in
         instructor.get(reverse("classroom:join_screen", args=[survey.id])).content.decode()
     )
     assert "No privacy for a “no”" in page and "unbounded" not in page
+
+
+def test_a_students_page_with_arms_links_to_no_coins_explanation(api, client):
+    survey = classroom_with(api, SLD)
+    page = client.get(survey.get_absolute_url()).content.decode()
+    assert "data-classroom-status" in page and reverse("classroom:explain") not in page
+    assert client.get(reverse("classroom:explain"), {"s": survey.slug}).status_code == 404
