@@ -154,3 +154,15 @@ def test_a_students_page_with_arms_links_to_no_coins_explanation(api, client):
     page = client.get(survey.get_absolute_url()).content.decode()
     assert "data-classroom-status" in page and reverse("classroom:explain") not in page
     assert client.get(reverse("classroom:explain"), {"s": survey.slug}).status_code == 404
+
+
+def test_the_chart_and_the_phones_show_pi_of_a_design_with_arms(api, instructor, client):
+    survey = classroom_with(api, SLD)
+    simulate_respondents(survey, 800, 0.3, np.random.default_rng(4))
+    survey.reveal(True)
+    estimate = survey_results(survey).questions[0].estimate.estimate
+    chart = instructor.get(reverse("classroom:chart_svg", args=[survey.id]))
+    assert chart.status_code == 200 and b"data-ci-bar" in chart.content
+    status = client.get(reverse("classroom:student_status", args=[survey.slug]))
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", status.content.decode())).split())
+    assert f"Class estimate: {estimate * 100:.0f} % truly “yes”" in text
