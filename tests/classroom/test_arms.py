@@ -166,3 +166,24 @@ def test_the_chart_and_the_phones_show_pi_of_a_design_with_arms(api, instructor,
     status = client.get(reverse("classroom:student_status", args=[survey.slug]))
     text = " ".join(unescape(re.sub(r"<[^>]+>", " ", status.content.decode())).split())
     assert f"Class estimate: {estimate * 100:.0f} % truly “yes”" in text
+
+
+@pytest.mark.parametrize(
+    ("language", "words"),
+    [
+        ("en", "Carriers' honesty t: {t} (95 % interval"),
+        ("de", "Ehrlichkeit der Merkmalsträger t: {t} (95 %-Intervall"),
+        ("es", "Honestidad de los portadores t: {t} (intervalo del 95 %:"),
+        ("fr", "Honnêteté des porteurs t : {t} (intervalle à 95 % :"),
+    ],
+)
+def test_the_phones_show_the_carriers_honesty_in_their_language(api, client, language, words):
+    survey = classroom_with(api, SLD)
+    simulate_respondents(survey, 800, 0.3, np.random.default_rng(4))
+    survey.reveal(True)
+    t = survey_results(survey).questions[0].estimate["t"]
+    url = reverse("classroom:student_status", args=[survey.slug])
+    status = client.get(url, headers={"accept-language": language})
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", status.content.decode())).split())
+    percent = f"{t * 100:.0f} %".replace(".", ",")
+    assert words.format(t=percent) in text, text
