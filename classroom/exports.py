@@ -50,7 +50,8 @@ def lecture_surveys(survey: Survey) -> list[Survey]:
 
 
 def result_rows(surveys: list[Survey]) -> list[list]:
-    """One row per question (per option for multiple choice), as the projector shows it."""
+    """One row per question (per option for multiple choice, per estimated quantity for
+    a design with arms), as the projector shows it."""
     rows = []
     for number, survey in enumerate(surveys, start=1):
         for live in _live_questions(survey, None):
@@ -90,7 +91,16 @@ def result_rows(surveys: list[Survey]) -> list[list]:
                     *tail,
                 ]
             )
+            if question.kind == Question.Kind.BINARY:
+                rows += [_quantity_row(base, quantity, tail) for quantity in live.quantities]
     return rows
+
+
+def _quantity_row(base: list, quantity: dict, tail: list) -> list:
+    """A design with arms' other quantity (``option``: honesty, honest_no, cheaters), as
+    the survey's estimates CSV names it."""
+    values = (quantity[k] for k in ("estimate", "ci_low", "ci_high"))
+    return [*base, quantity["key"], *map(number_cell, values), *tail]
 
 
 @login_required

@@ -31,6 +31,13 @@ CHOICE_HOWS = (
     gettext_noop("Tell the truth, or by chance give the option the die shows."),
     gettext_noop("Not randomized: only for questions that are not sensitive."),
 )
+# What designs with arms estimate beside π (estimator.arms' ``quantity_labels``), for the
+# catalogue: students see them under the class result.
+ARMS_LABELS = (
+    gettext_noop("Carriers' honesty t"),
+    gettext_noop("Honest “no” β"),
+    gettext_noop("Cheaters γ"),
+)
 ROW = 56
 
 

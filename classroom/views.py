@@ -35,6 +35,7 @@ from classroom.live import (
     simulate_number,
 )
 from classroom.models import DEFAULT_QUESTION, Lesson, Session, SimulatedRate
+from estimator.arms import ArmsEstimate
 from estimator.intervals import DEFAULT_LEVEL, DEFAULT_METHOD
 from estimator.randomized_response import (
     BinaryDesign,
@@ -233,12 +234,22 @@ class LiveQuestion:
         return self.result.n_simulated
 
     @property
-    def estimate(self) -> BinaryEstimate:
+    def estimate(self) -> BinaryEstimate | ArmsEstimate:
         return self.result.estimate
 
     @property
     def interval(self) -> tuple[float, float] | None:
         return self.result.interval
+
+    @property
+    def quantities(self) -> list[dict]:
+        """A design with arms: what it estimates beside π (carriers' honesty t; honest
+        "no" β and cheaters γ), each with its interval; empty for other designs."""
+        return self.result.quantities
+
+    @property
+    def findings(self) -> list[str]:
+        return self.result.findings
 
     @property
     def chance(self) -> str:
@@ -353,8 +364,8 @@ def _live_questions(
         elif question.kind == Question.Kind.NUMBER:
             live.append(number_live(question, tally.stats, n_simulated, tally.skipped))
         else:
-            n = sum(by_value.values())
-            estimate = question.design.estimate(by_value.get(1, 0), n)
+            # A design with arms reads its reports per arm from the same tally keys.
+            estimate = question.design.estimate_from_tally(by_value, tally.stats)
             result = QuestionResult(question, estimate, DEFAULT_LEVEL, DEFAULT_METHOD, n_simulated)
             live.append(LiveQuestion(result, true_rate, tally.skipped))
     return live

@@ -49,7 +49,6 @@ from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS, MAX_RESPONSE_QUOTA
 from survey.models import (
-    CLASSROOM_ARMS,
     MAX_COMPLETION_URL,
     MAX_RETENTION_DAYS,
     MIN_CELL_FLOOR,
@@ -61,7 +60,6 @@ from survey.models import (
     Role,
     SharingRefused,
     Survey,
-    classroom_refuses,
     validate_completion_url,
 )
 from survey.permissions import api_surveys
@@ -608,7 +606,6 @@ class SurveySerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         self._check_translations(attrs)
-        self._check_classroom_designs(attrs)
         return attrs
 
     def _check_translations(self, attrs: dict) -> None:
@@ -656,18 +653,6 @@ class SurveySerializer(serializers.Serializer):
             if item.get("show_if"):
                 item["show_if"] = _condition_at(questions, i)
         return questions
-
-    def _check_classroom_designs(self, attrs: dict) -> None:
-        """A classroom survey takes no design with arms (its live pages show one share)."""
-        mode = attrs.get("mode", self.instance.mode if self.instance else Survey.Mode.RESEARCH)
-        if "questions" in attrs:
-            designs = [item["design"] for item in attrs["questions"] if "design" in item]
-            field = "questions"
-        else:
-            designs = self.instance.designs() if self.instance else []
-            field = "mode"
-        if classroom_refuses(mode, designs):
-            raise ValidationError({field: [CLASSROOM_ARMS]})
 
     @transaction.atomic
     def create(self, validated_data: dict) -> Survey:

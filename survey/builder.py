@@ -30,14 +30,12 @@ from survey.forms import NewSurveyForm, QuestionForm, RewordForm, SurveyForm
 from survey.limits import too_many_questions
 from survey.listing import listed_surveys
 from survey.models import (
-    CLASSROOM_ARMS,
     SKIPS_FROZEN,
     AuditEntry,
     DesignFrozen,
     Question,
     Role,
     Survey,
-    classroom_refuses,
 )
 from survey.permissions import survey_for
 
@@ -341,11 +339,7 @@ def save_question(request: HttpRequest, survey: Survey, question: Question | Non
     position = survey.questions.count()  # counted under the survey row's lock (above)
     if question is None and (error := too_many_questions(position + 1)):
         form.add_error(None, error)
-    valid = form.is_valid()
-    if valid and classroom_refuses(survey.mode, [form.cleaned_data["design"]]):
-        form.add_error("design_name" if "design_name" in form.fields else None, CLASSROOM_ARMS)
-        valid = False
-    if not valid:
+    if not form.is_valid():
         response = render_builder(request, survey, forms={key: form}, status=400)
         transaction.set_rollback(True)  # nothing changed: keep the design version too
         return response

@@ -19,7 +19,7 @@ from estimator.designs import KINDS, REGISTRY, Design, make_design
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from estimator.split import with_direct_share
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_RESPONSE_QUOTA
-from survey.models import CLASSROOM_ARMS, MIN_CELL_FLOOR, Question, Survey, classroom_refuses
+from survey.models import MIN_CELL_FLOOR, Question, Survey
 
 # Parameters typed as a list of probabilities in one text field.
 LIST_TYPES = ("probabilities", "probability_pair")
@@ -188,13 +188,6 @@ class SurveyForm(forms.ModelForm):
             "finite-population correction. Empty: a large population.",
         }
         widgets = {"population_size": forms.NumberInput(attrs={"min": 2})}
-
-    def clean_mode(self) -> str:
-        mode = self.cleaned_data.get("mode")
-        designs = self.instance.designs() if self.instance.pk else []
-        if classroom_refuses(mode, designs):
-            raise forms.ValidationError(CLASSROOM_ARMS[0].upper() + CLASSROOM_ARMS[1:] + ".")
-        return mode
 
     def clean_language(self) -> str:
         """Left out of a post (older pages, scripts): the language stays as it was."""

@@ -549,18 +549,6 @@ class Survey(models.Model):
         return f"Unknown action {action!r}."
 
 
-# A classroom's live pages show yes/no, choice and number results as they come in.
-CLASSROOM_ARMS = (
-    "a classroom's live pages cannot show a design with arms (lie detector, cheating "
-    "model) yet: use it in a research survey"
-)
-
-
-def classroom_refuses(mode: str, designs) -> bool:
-    """A classroom survey takes no design with arms (see :data:`CLASSROOM_ARMS`)."""
-    return mode == Survey.Mode.CLASSROOM and any(d.has_arms for d in designs)
-
-
 class SharingRefused(Exception):
     """A share or transfer that cannot be done; the message says why, for the user."""
 

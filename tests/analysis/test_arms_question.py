@@ -432,34 +432,6 @@ def test_simulated_respondents_follow_the_coins_of_their_arm(api):
     assert sum(a["n"] for a in entry["arms"]) == 6000 and min(a["n"] for a in entry["arms"]) > 0
 
 
-def test_a_classroom_survey_takes_no_design_with_arms(api, logged_in, make_survey):
-    response = api.post(
-        "/api/surveys/",
-        {
-            "title": "Lecture",
-            "mode": "classroom",
-            "questions": [{"text": "Shoplifted?", "kind": "binary", "design": CDM}],
-        },
-        format="json",
-    )
-    assert response.status_code == 400
-    assert "classroom" in response.json()["questions"][0] and not Survey.objects.exists()
-    survey = create(api, CDM)
-    switched = api.patch(f"/api/surveys/{survey.id}/", {"mode": "classroom"}, format="json")
-    assert switched.status_code == 400 and "mode" in switched.json()
-    survey.refresh_from_db()
-    assert survey.mode == "research"
-    lecture = make_survey(n_questions=0, status=Survey.Status.DRAFT, mode="classroom")
-    data = {"text": "Shoplifted?", "kind": "binary", "preset": "custom"}
-    data |= {"design_name": "cheating_detection", "p_truth": "0.5, 0.75", "p_yes": "0.5, 0.5"}
-    data |= {"arm_weights": "0.5, 0.5"}
-    added = logged_in.post(
-        f"/surveys/{lecture.id}/questions/", {f"new-{k}": v for k, v in data.items()}
-    )
-    assert added.status_code == 400 and not lecture.questions.exists()
-    assert "classroom" in added.content.decode()
-
-
 def test_the_estimates_csv_has_a_row_per_quantity_of_a_design_with_arms(api, owner):
     import csv
     import io

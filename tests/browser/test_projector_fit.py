@@ -88,6 +88,27 @@ def fresh_lesson_views(owner) -> list[str]:
     return urls
 
 
+ARMS_DESIGNS = (
+    ("stochastic_lie_detector", {"p": [2 / 12, 10 / 12], "arm_weights": [0.5, 0.5]}),
+    (
+        "cheating_detection",
+        {"p_truth": [0.5, 0.75], "p_yes": [0.5, 0.5], "arm_weights": [0.5, 0.5]},
+    ),
+)
+
+
+def arms_demo(owner, name: str, params: dict) -> Survey:
+    """A demo whose question has arms: π and its other quantities fill the projector."""
+    survey = Survey.objects.create(
+        owner=owner, title="Shoplifting", mode=Survey.Mode.CLASSROOM, status=Survey.Status.OPEN
+    )
+    survey.questions.create(
+        position=0, text="Have you ever shoplifted?", design_name=name, design_params=params
+    )
+    simulate_respondents(survey, 400, 0.3)
+    return survey
+
+
 def classroom_views(owner) -> list[str]:
     session = Session.objects.create(owner=owner, title="Lecture questions")
     for question in DEFAULT_SESSION:
@@ -96,8 +117,9 @@ def classroom_views(owner) -> list[str]:
     simulate_respondents(binary, 400, 0.3)
     simulate_choice(choice, 400, [0.13, 0.37, 0.3, 0.2])
     simulate_number(number, 400, 7, 1.5)
-    urls = [f"/classroom/{binary.id}/join/"]
-    for survey in (binary, choice, number):
+    with_arms = [arms_demo(owner, name, params) for name, params in ARMS_DESIGNS]
+    urls = [f"/classroom/{binary.id}/join/", f"/classroom/{with_arms[0].id}/join/"]
+    for survey in (binary, choice, number, *with_arms):
         Survey.objects.filter(pk=survey.pk).update(results_revealed=True)
         urls.append(f"/classroom/{survey.id}/")
     return urls
