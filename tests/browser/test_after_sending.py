@@ -107,7 +107,7 @@ def test_after_sending_the_screen_shows_the_report_and_nothing_of_the_truth_or_c
             else:
                 section.get_by_role("button", name=truth, exact=True).click()
         page.get_by_role("button", name="Flip and send").click()
-        page.get_by_text("left this device.").wait_for()
+        page.get_by_text("left this device").wait_for()
         # What was sent for each question: the report, and the arm of a design with arms.
         reports = {a["question"]: (a["value"], a.get("arm")) for a in bodies[-1]["answers"]}
         states = page.evaluate(STATES)

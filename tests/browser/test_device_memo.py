@@ -13,7 +13,7 @@ from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SENT = "left this device."
+SENT = "left this device"
 SEND = re.compile("^(Flip and send|Send again)$")
 # Replace the Web Crypto source with a fixed cycle of 32-bit words: an odd word is a
 # "lose" for a fair coin. The classic design flips "truthful?" then "forced yes?".

@@ -14,7 +14,7 @@ from tests.browser.conftest import PHONE
 from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
-SENT = "left this device."
+SENT = "left this device"
 SPENT = "This invite link has already been used or is not valid, so it cannot admit you again."
 
 

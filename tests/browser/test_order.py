@@ -16,7 +16,7 @@ from tests.storage import stored_reports
 pytestmark = pytest.mark.django_db(transaction=True)
 
 OPTIONS = ["First", "Second", "Third", "Later"]
-SENT = "left this device."
+SENT = "left this device"
 # crypto.getRandomValues replaced by a seeded xorshift, so that each phone's order is
 # fixed by its seed (the page never uses any other randomness).
 SEEDED = """(() => {{
@@ -85,6 +85,8 @@ def answer_on_a_phone(browser, live_server, survey, seed: int) -> tuple[list, di
     assert serious_violations(page) == []
     page.get_by_role("button", name="Flip and send").click()
     page.get_by_text(SENT).wait_for()
+    # Every answer here was asked directly: the page does not call them randomized.
+    assert page.get_by_text("which are as you gave them").is_visible()
     context.close()
     (body,) = bodies
     return shown, json.loads(body)

@@ -24,7 +24,7 @@ THREE_DESIGNS = [
     ("unrelated_question", {"p_truth": 0.5, "pi": 0.0833}),
 ]
 THROW_ON_MATH_RANDOM = "Math.random = () => { throw new Error('Math.random was called'); };"
-SENT = "left this device."
+SENT = "left this device"
 
 
 @pytest.fixture

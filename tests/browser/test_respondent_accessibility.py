@@ -14,7 +14,7 @@ from tests.storage import stored_count
 pytestmark = pytest.mark.django_db(transaction=True)
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-SENT = "left this device."
+SENT = "left this device"
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from tests.survey.test_respondent_views import add_questions
 pytestmark = pytest.mark.django_db(transaction=True)
 
 THROW_ON_MATH_RANDOM = "Math.random = () => { throw new Error('Math.random was called'); };"
-SENT = "left this device."
+SENT = "left this device"
 SEND = re.compile("^(Flip and send|Send again)$")
 # Two sets of true answers, by question text: every answer differs between them.
 TRUTHS = [

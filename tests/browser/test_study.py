@@ -14,7 +14,7 @@ from tests.storage import nothing_stored, stored_reports
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SENT = "left this device."
+SENT = "left this device"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 

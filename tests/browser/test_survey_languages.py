@@ -15,7 +15,7 @@ from tests.storage import stored_reports
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SENT = "left this device."
+SENT = "left this device"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ def answer_survey(page, live_server, survey, true_answers):
     for section, truth in zip(page.locator("[data-question]").all(), true_answers, strict=True):
         section.get_by_role("button", name="Yes" if truth else "No").click()
     page.get_by_role("button", name="Flip and send").click()
-    page.get_by_text("left this device.").wait_for()
+    page.get_by_text("left this device").wait_for()
 
 
 def test_a_respondent_answers_and_the_researcher_sees_n_1(

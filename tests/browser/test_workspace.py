@@ -17,7 +17,7 @@ from tests.storage import simulated_hours, stored_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SENT = "left this device."
+SENT = "left this device"
 
 
 def log_in(page, live_server) -> None:
