@@ -115,7 +115,9 @@ def test_simulate_adds_students_who_follow_their_arms_coins(api, instructor):
     entry = survey_results(survey).as_dict()["questions"][0]
     assert entry["n_simulated"] == 4000 and min(a["n"] for a in entry["arms"]) > 1000
     assert entry["ci_low"] < 0.3 < entry["ci_high"]
-    assert entry["honesty"]["ci_high"] == pytest.approx(1)  # they answered honestly
+    # They answered honestly: t = 1, and the estimate's standard error here is about 0.02,
+    # so 0.8 is ten of them away (the interval covers 1 only 95 % of the time).
+    assert entry["honesty"]["estimate"] > 0.8
 
 
 def test_a_new_round_starts_the_arms_estimate_afresh(api, instructor):
