@@ -341,7 +341,8 @@ function settle(result, body) {
       const question = questions.find((q) => q.id === a.question);
       return a.value !== null && (question.el.classList.contains("is-direct") || question.ballot === 1);
     });
-    statusLine.textContent = t(asGiven ? "sentAsGiven" : "sent", { reports: sent.join(", ") });
+    const reports = sent.join(", ");
+    statusLine.textContent = asGiven ? t("sentAsGiven", { reports }) : t("sent", { reports });
     root.classList.add("is-sent");
     $("[data-after]").hidden = false;
     showCompletion();
