@@ -152,3 +152,32 @@ def test_the_codebook_carries_the_innocuous_question(api):
     (column,) = codebook(survey)["questions"]
     assert column["innocuous_text"] == BORN
     assert column["allow_no_privacy"] is True
+
+
+def test_exports_carry_the_arm_and_the_codebook_the_innocuous_question(api, client, owner):
+    import csv
+    import io
+
+    survey = open_survey(api)
+    question = survey.questions.get()
+    bulk_record(survey, [{question.id: 3}, {question.id: 0}], simulated=False)
+    client.force_login(owner)
+    exported = client.get(f"/api/surveys/{survey.id}/export.csv").content.decode()
+    rows = list(csv.reader(io.StringIO(exported)))
+    assert rows[0] == ["round", "q1", "q1_arm"]
+    assert sorted(rows[1:]) == [["1", "0", "0"], ["1", "1", "1"]]
+    entry = client.get(f"/api/surveys/{survey.id}/codebook.json").json()["questions"][0]
+    assert entry["innocuous_text"] == BORN and entry["arm_column"] == "q1_arm"
+    assert "pi_innocuous" in entry["reanalysis"]
+
+
+def test_simulated_respondents_answer_both_questions(api):
+    from responses.write import simulate_respondents
+
+    survey = open_survey(api)
+    simulate_respondents(survey, 6000, truth=0.3, rng=np.random.default_rng(4))
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    assert entry["n"] == entry["n_simulated"] == 6000
+    assert entry["ci_low"] < 0.3 < entry["ci_high"]
+    # The innocuous answers follow the prevalence the design plans with, ½.
+    assert entry["innocuous"]["ci_low"] < 0.5 < entry["innocuous"]["ci_high"]
