@@ -10,8 +10,11 @@ import json
 import pytest
 
 from tests.browser.test_device_memo import EVERYTHING_STORED
+from tests.browser.test_respondent_accessibility import axe_page, serious_violations
 from tests.browser.test_respondent_kinds import SEND, SENT, THROW_ON_MATH_RANDOM, watch
 from tests.storage import stored_reports
+
+__all__ = ["axe_page"]  # the fixture, shared with the other accessibility tests
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,3 +64,22 @@ def test_the_page_asks_both_answers_and_sends_only_the_report_and_arm(
     stored = page.evaluate(EVERYTHING_STORED)["local"]
     memo = stored[f"deniable:v1:{survey.slug}:report:q{question.id}:d{survey.design_version}"]
     assert json.loads(memo) == {"report": sent["value"], "arm": sent["arm"]}
+
+
+def test_its_respondent_page_and_paper_form_have_no_serious_accessibility_violations(
+    live_server, request, make_survey
+):
+    survey = make_survey(0)
+    survey.questions.create(
+        position=0,
+        text="Have you ever shoplifted?",
+        kind="binary",
+        design_name="unrelated_question_unknown",
+        design_params={"p_truth": [0.3, 0.7], "arm_weights": [0.5, 0.5]},
+        innocuous_text=BORN,
+    )
+    page = request.getfixturevalue("axe_page")
+    page.goto(live_server.url + survey.get_absolute_url())
+    assert serious_violations(page) == []
+    page.evaluate("() => document.querySelector('[data-paper]').hidden = false")
+    assert serious_violations(page) == []
