@@ -83,3 +83,28 @@ def test_its_respondent_page_and_paper_form_have_no_serious_accessibility_violat
     assert serious_violations(page) == []
     page.evaluate("() => document.querySelector('[data-paper]').hidden = false")
     assert serious_violations(page) == []
+
+
+def test_prefer_not_to_answer_clears_both_answers_and_sends_a_skip(live_server, page, make_survey):
+    survey = make_survey(0)
+    question = survey.questions.create(
+        position=0,
+        text="Have you ever shoplifted?",
+        kind="binary",
+        design_name="unrelated_question_unknown",
+        design_params={"p_truth": [0.3, 0.7], "arm_weights": [0.5, 0.5]},
+        innocuous_text=BORN,
+    )
+    errors, requests = watch(page)
+    page.goto(live_server.url + survey.get_absolute_url())
+    section = page.locator(f'[data-question="{question.id}"]')
+    section.locator('[data-truth="0"]').click()
+    section.locator('[data-innocuous="1"]').click()
+    section.get_by_label("Prefer not to answer").check()
+    for control in section.locator("[data-truth], [data-innocuous]").all():
+        assert control.get_attribute("aria-pressed") == "false"
+    page.get_by_role("button", name=SEND).click()
+    page.get_by_text(SENT).wait_for()
+    [post] = [r for r in requests if r.method == "POST"]
+    assert json.loads(post.post_data)["answers"] == [{"question": question.id, "value": None}]
+    assert errors == []
