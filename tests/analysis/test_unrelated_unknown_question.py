@@ -181,3 +181,18 @@ def test_simulated_respondents_answer_both_questions(api):
     assert entry["ci_low"] < 0.3 < entry["ci_high"]
     # The innocuous answers follow the prevalence the design plans with, ½.
     assert entry["innocuous"]["ci_low"] < 0.5 < entry["innocuous"]["ci_high"]
+
+
+def test_in_another_language_the_innocuous_question_is_marked_as_the_original(api, client):
+    survey = open_survey(api)
+    survey.languages = ["de"]
+    survey.save()
+    html = client.get(survey.get_absolute_url() + "?lang=de").content.decode()
+    assert f'<span lang="en">{BORN}</span>' in html
+    assert "Ihre wahre Antwort auf diese zweite Frage (bleibt auf diesem Gerät):" in html
+
+
+def test_a_duplicate_keeps_the_innocuous_question(api):
+    survey = open_survey(api)
+    copy = survey.duplicate(survey.owner)
+    assert copy.questions.get().innocuous_text == BORN
