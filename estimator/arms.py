@@ -463,8 +463,17 @@ class UnrelatedQuestionUnknown(ArmsDesign):
         "per arm a, P(report 1) = p_truth[a] * pi + (1 - p_truth[a]) * pi_innocuous"
     )
     quantity_labels: ClassVar[dict[str, str]] = {"pi_innocuous": "Innocuous prevalence"}
+    asks_innocuous: ClassVar[bool] = True
     p_truth: tuple[float, float] = (0.3, 0.7)
     arm_weights: tuple[float, float] = (0.5, 0.5)
+
+    @property
+    def true_values(self) -> tuple[int, ...]:
+        """Both true answers on the device, as sensitive + 2 · innocuous."""
+        return (0, 1, 2, 3)
+
+    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
+        return tuple(((p, "truth", "innocuous"),) for p in self.p_truth)
 
     def _check_identifiable(self) -> None:
         if self.p_truth[0] == self.p_truth[1]:
@@ -878,7 +887,7 @@ def sld_regression(
     return SLDRegressionResult(result, honesty, float(math.sqrt(covariance[k, k])), level)
 
 
-# The app offers the designs a respondent's device can follow. The unrelated question with
-# unknown prevalence waits for a way to ask the innocuous question on the page.
-for _cls in (StochasticLieDetector, CheatingDetection):
+# The designs with arms the app offers (the respondent page asks the innocuous question
+# of the unrelated question with unknown prevalence beside the sensitive one).
+for _cls in ARM_DESIGNS:
     REGISTRY[(_cls.kind, _cls.name)] = _cls

@@ -97,6 +97,9 @@ class Design:
     sends_one_bit: ClassVar[bool] = False
     # The device draws an arm before randomizing; the report is stored as arm·2 + answer.
     has_arms: ClassVar[bool] = False
+    # The respondent also answers an innocuous question on the device (its wording is the
+    # question's innocuous_text); the true value is then sensitive + 2 · innocuous.
+    asks_innocuous: ClassVar[bool] = False
     # A share of respondents asked directly, their reports apart (estimator.split).
     split_ballot: ClassVar[bool] = False
     regression_with_arms: ClassVar[bool] = False

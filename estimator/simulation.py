@@ -60,6 +60,12 @@ def draw_true_values(
             return np.clip(drawn, support[0], support[-1])
         raise ValueError('a true distribution is {"mean": m, "sd": s} or {"uniform": true}')
     if isinstance(truth, numbers.Real) and not isinstance(truth, bool):
+        if design.asks_innocuous:
+            # The rate is the sensitive question's; the innocuous answers follow the
+            # prevalence the design plans with (its planning_other).
+            rate = _probability("the true rate", truth)
+            sensitive = rng.random(n) < rate
+            return (sensitive + 2 * (rng.random(n) < design.planning_other)).astype(np.int64)
         if support.size != 2:
             raise ValueError(
                 f"a single true rate fits a yes/no question; give {support.size} "

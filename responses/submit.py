@@ -72,7 +72,8 @@ class AnswerSerializer(serializers.Serializer):
     arm = WholeNumberField(
         required=False,
         allow_null=True,
-        help_text="For a design with arms (stochastic_lie_detector, cheating_detection): "
+        help_text="For a design with arms (stochastic_lie_detector, cheating_detection, "
+        "unrelated_question_unknown): "
         "the arm the device drew (0 or 1) before randomizing with that arm's parameters; "
         "the value is then the 0/1 report. For a split ballot (a question with "
         "direct_share): 1 when the device drew the direct ballot (the value is the answer "

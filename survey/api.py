@@ -47,7 +47,7 @@ from survey.api_teams import (
 )
 from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
-from survey.limits import MAX_DESCRIPTION, MAX_QUESTIONS, MAX_RESPONSE_QUOTA
+from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_QUESTIONS, MAX_RESPONSE_QUOTA
 from survey.models import (
     MAX_COMPLETION_URL,
     MAX_RETENTION_DAYS,
@@ -60,6 +60,7 @@ from survey.models import (
     Role,
     SharingRefused,
     Survey,
+    innocuous_text_for,
     validate_completion_url,
 )
 from survey.permissions import api_surveys
@@ -317,6 +318,14 @@ class QuestionSerializer(serializers.Serializer):
         "usual and send arm 0. Results give the randomized estimate, the direct one and "
         "their difference. null: everyone randomizes.",
     )
+    innocuous_text = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_QUESTION_TEXT,
+        help_text="The innocuous yes/no question that unrelated_question_unknown asks beside "
+        "the sensitive one (required for that design, blank for every other): the "
+        "respondent answers both on the device, which sends one of the two answers.",
+    )
     no_privacy = serializers.SerializerMethodField()
     direct = serializers.SerializerMethodField(
         help_text="Asked directly (not randomized): ε = ∞, left out of the survey's total."
@@ -412,6 +421,7 @@ class QuestionSerializer(serializers.Serializer):
             )
         attrs["shuffle_options"] = shuffled
         attrs["direct_share"] = self._direct_share(design, attrs, stored if kept else None)
+        attrs["innocuous_text"] = self._innocuous_text(design, attrs, stored if kept else None)
         return {**attrs, "kind": kind, "options": options, "design": design}
 
     @staticmethod
@@ -422,6 +432,15 @@ class QuestionSerializer(serializers.Serializer):
             return with_direct_share(design, share).direct_share
         except ValueError as error:
             raise ValidationError({"direct_share": [str(error)]}) from None
+
+    @staticmethod
+    def _innocuous_text(design: Design, attrs: dict, stored: Question | None) -> str:
+        """The innocuous question's wording: required by a design that asks one."""
+        text = attrs.get("innocuous_text", stored.innocuous_text if stored else "")
+        try:
+            return innocuous_text_for(design, text)
+        except ValueError as error:
+            raise ValidationError({"innocuous_text": [str(error)]}) from None
 
     @staticmethod
     def _check_confirmations(design: Design, attrs: dict) -> None:
@@ -827,6 +846,7 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             "design_params": design.params(),
             "shuffle_options": item["shuffle_options"],
             "direct_share": item["direct_share"],
+            "innocuous_text": item["innocuous_text"],
             # A PATCH item that leaves its translations out keeps them.
             "texts": item["texts"] if "texts" in item else getattr(current, "texts", {}),
         }
@@ -890,6 +910,9 @@ class CodebookQuestionSerializer(serializers.Serializer):
     noise_variance = serializers.FloatField(required=False)
     direct_share = serializers.FloatField(
         required=False, allow_null=True, help_text="A split ballot's share asked directly."
+    )
+    innocuous_text = serializers.CharField(
+        required=False, help_text="The innocuous question asked beside this one, or blank."
     )
     arm_column = serializers.CharField(
         required=False, help_text="Designs with arms and split ballots: the arm's column."

@@ -53,6 +53,7 @@ def question_codebook(column: str, question: Question) -> dict:
         "shuffle_options": question.shuffle_options,
         "texts": question.texts,
         "direct_share": question.direct_share,
+        "innocuous_text": question.innocuous_text,
         "not_sensitive": not design.randomized,
         "allow_no_privacy": design.randomized and math.isinf(epsilon),
         "column": column,

@@ -190,6 +190,7 @@ OUTCOMES = {
     "next": gettext_noop("go on to step 2"),
     "yes": gettext_noop("“yes”"),
     "no": gettext_noop("“no”"),
+    "innocuous": gettext_noop("your true answer to the second question"),
 }
 
 

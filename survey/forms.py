@@ -19,7 +19,7 @@ from estimator.designs import KINDS, REGISTRY, Design, make_design
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from estimator.split import with_direct_share
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_RESPONSE_QUOTA
-from survey.models import MIN_CELL_FLOOR, Question, Survey
+from survey.models import MIN_CELL_FLOOR, Question, Survey, innocuous_text_for
 
 # Parameters typed as a list of probabilities in one text field.
 LIST_TYPES = ("probabilities", "probability_pair")
@@ -305,6 +305,14 @@ class QuestionForm(forms.Form):
         error_messages={"invalid": "Enter a number between 0 and 1, such as 0.2."},
         widget=forms.NumberInput(attrs={"step": "any", "min": "0", "max": "1"}),
     )
+    innocuous_text = forms.CharField(
+        max_length=MAX_QUESTION_TEXT,
+        required=False,
+        label="Innocuous question",
+        help_text="A yes/no question that is not sensitive and whose answer nobody else "
+        "knows, e.g. “Were you born in the first half of the year?”. Respondents answer "
+        "both; their device sends one of the two answers.",
+    )
     confirm_no_privacy = forms.BooleanField(required=False)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -346,6 +354,8 @@ class QuestionForm(forms.Form):
             del self.fields["options"], self.fields["shuffle_options"]
         if self.kind_value != "binary" or not self.design_class.randomized:
             del self.fields["direct_share"]
+        if not self.design_class.asks_innocuous:
+            del self.fields["innocuous_text"]
         self.direct = not self.design_class.randomized
         self.fields["confirm_no_privacy"].label = (
             "This question is not sensitive: ask it directly. Its answers are stored as "
@@ -381,6 +391,7 @@ class QuestionForm(forms.Form):
             "options": "\n".join(question.options),
             "shuffle_options": question.shuffle_options,
             "direct_share": question.direct_share,
+            "innocuous_text": question.innocuous_text,
             "confirm_no_privacy": not design.is_private,
             **{
                 name: ", ".join(f"{v:g}" for v in value) if isinstance(value, list) else value
@@ -491,6 +502,10 @@ class QuestionForm(forms.Form):
             ).direct_share
         except ValueError as error:
             self.add_error("direct_share", str(error))
+        try:
+            cleaned["innocuous_text"] = innocuous_text_for(design, cleaned.get("innocuous_text"))
+        except ValueError as error:
+            self.add_error("innocuous_text", str(error))
         cleaned["design"] = design
         return cleaned
 
@@ -512,5 +527,6 @@ class QuestionForm(forms.Form):
         question.design_params = design.params()
         question.shuffle_options = bool(self.cleaned_data.get("shuffle_options"))
         question.direct_share = self.cleaned_data.get("direct_share")
+        question.innocuous_text = self.cleaned_data.get("innocuous_text", "")
         question.save()
         return question

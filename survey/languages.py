@@ -62,6 +62,7 @@ def mark_originals(survey, language: str, questions) -> None:
     survey.consent_lang = original  # the consent text has no translations
     for question in questions:
         question.text_lang = "" if translated and question.texts.get(language) else original
+        question.innocuous_lang = original  # the innocuous question has no translations
 
 
 def untranslated_count(survey, questions, language: str) -> int:

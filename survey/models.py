@@ -383,6 +383,7 @@ class Survey(models.Model):
                     design_params=q.design_params,
                     shuffle_options=q.shuffle_options,
                     direct_share=q.direct_share,
+                    innocuous_text=q.innocuous_text,
                     texts=q.texts,
                 )
                 for q in self.questions.all()
@@ -613,6 +614,20 @@ class DesignFrozen(Exception):
     """The survey has answers, so its designs cannot change any more."""
 
 
+def innocuous_text_for(design: Design, text: str) -> str:
+    """The innocuous question's wording, checked against the design: required by a design
+    that asks one (the respondent answers it on the device), refused by the others."""
+    text = (text or "").strip()
+    if design.asks_innocuous and not text:
+        raise ValueError(
+            "innocuous_text: this design asks an innocuous yes/no question beside the "
+            "sensitive one (e.g. “Were you born in the first half of the year?”); give its wording"
+        )
+    if text and not design.asks_innocuous:
+        raise ValueError("innocuous_text: only a design that asks an innocuous question takes one")
+    return text
+
+
 class Question(models.Model):
     class Kind(models.TextChoices):
         BINARY = "binary"
@@ -640,6 +655,9 @@ class Question(models.Model):
     # A split ballot: the share of respondents whose device asks them this randomized
     # yes/no question directly, telling them so before they answer (0 < s < 1).
     direct_share = models.FloatField(null=True, blank=True, default=None)
+    # The innocuous question of a design that asks one beside the sensitive one (the
+    # unrelated question with unknown prevalence); blank for every other design.
+    innocuous_text = models.CharField(max_length=500, blank=True, default="")
 
     class Meta:
         ordering = ["position", "id"]

@@ -28,6 +28,9 @@ const questions = Array.from(root.querySelectorAll("[data-question]"), (el) => (
   declaration: JSON.parse(el.dataset.declaration),
   // Crosswise: "same or different?" is already the report; nothing is drawn.
   reportIsAnswer: "reportIsAnswer" in el.dataset,
+  // The respondent also answers an innocuous question (kept here, never sent as such).
+  asksInnocuous: "asksInnocuous" in el.dataset,
+  innocuous: null,
   // A split ballot: the share asked directly, and this device's draw (see drawBallots).
   directShare: el.dataset.directShare ? Number(el.dataset.directShare) : null,
   ballot: null,
@@ -101,11 +104,14 @@ function reportFor(question, next) {
   let outcome;
   if (question.ballot !== null) outcome = sampleOnBallot(question.ballot, question.kind, question.design, question.params, question.truth, next);
   else if (question.reportIsAnswer) outcome = { report: question.truth, coins: [] };
-  else outcome = sample(question.kind, question.design, question.params, question.truth, next);
+  else outcome = sample(question.kind, question.design, question.params, trueValue(question), next);
   // The arm is drawn before, and independently of, the true answer: kept with the report.
   store(memoKey(question), outcome.arm === undefined ? { report: outcome.report } : { report: outcome.report, arm: outcome.arm });
   return outcome;
 }
+
+/** The true value the design randomizes: with an innocuous question, sensitive + 2 · innocuous. */
+const trueValue = (question) => (question.asksInnocuous ? question.truth + 2 * question.innocuous : question.truth);
 
 /**
  * Rewrite memos of earlier versions (all surveys on this device): their key ended in the
@@ -189,6 +195,18 @@ function choose(question, value) {
   updateFlipButton();
 }
 
+/** The true answer to the innocuous question (null clears it). */
+function chooseInnocuous(question, value) {
+  setSkipped(question, false);
+  question.innocuous = value;
+  for (const button of question.el.querySelectorAll("[data-innocuous]")) {
+    button.setAttribute("aria-pressed", String(Number(button.dataset.innocuous) === value));
+  }
+  updateFlipButton();
+}
+
+const answered = (q) => q.skipped || (q.truth !== null && (!q.asksInnocuous || q.innocuous !== null));
+
 /** A question with a condition is shown only while its (direct) question has one of its answers. */
 function shown(question) {
   if (!question.showIf) return true;
@@ -199,7 +217,7 @@ function shown(question) {
 const updateFlipButton = () => {
   for (const q of questions) q.el.hidden = !shown(q);
   const asked = questions.filter(shown);
-  const done = asked.filter((q) => q.truth !== null || q.skipped).length;
+  const done = asked.filter(answered).length;
   const progress = $("[data-progress]");
   progress.max = asked.length;
   progress.value = done;
@@ -217,6 +235,7 @@ function setSkipped(question, skipped) {
 function skip(question, skipping) {
   if (skipping) {
     choose(question, null);
+    chooseInnocuous(question, null);
     const input = question.el.querySelector("[data-number]");
     if (input) {
       input.value = "";
@@ -389,12 +408,14 @@ function lock() {
   flipButton.disabled = true;
   flipButton.hidden = true;
   $("[data-hint]").hidden = true;
-  for (const control of root.querySelectorAll("[data-truth], [data-number], [data-skip]")) control.disabled = true;
+  for (const control of root.querySelectorAll("[data-truth], [data-innocuous], [data-number], [data-skip]")) control.disabled = true;
 }
 
 function forgetTruths() {
   for (const question of questions) {
     question.truth = null;
+    question.innocuous = null;
+    for (const button of question.el.querySelectorAll("[data-innocuous]")) button.setAttribute("aria-pressed", "false");
     for (const button of question.el.querySelectorAll("[data-truth]")) {
       const radio = button.getAttribute("role") === "radio";
       button.setAttribute(radio ? "aria-checked" : "aria-pressed", "false");
@@ -588,6 +609,9 @@ $("[data-forget-box]").hidden = false;
 for (const question of questions) {
   for (const button of question.el.querySelectorAll("[data-truth]")) {
     button.addEventListener("click", () => choose(question, Number(button.dataset.truth)));
+  }
+  for (const button of question.el.querySelectorAll("[data-innocuous]")) {
+    button.addEventListener("click", () => chooseInnocuous(question, Number(button.dataset.innocuous)));
   }
   question.el.querySelector("[data-options]")?.addEventListener("keydown", (event) => radioKeys(question, event));
   const input = question.el.querySelector("[data-number]");

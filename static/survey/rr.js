@@ -138,6 +138,12 @@ function binaryTruth(value) {
   return value;
 }
 
+// Both true answers of a design that also asks an innocuous question: sensitive + 2 · innocuous.
+function pairTruth(value) {
+  if (![0, 1, 2, 3].includes(value)) throw new RangeError("true answers must be sensitive + 2 · innocuous, from 0 to 3");
+  return value;
+}
+
 function optionTruth(value, k) {
   if (!Number.isInteger(value) || value < 0 || value >= k) {
     throw new RangeError(`true option must be an index from 0 to ${k - 1}, got ${value}`);
@@ -224,13 +230,30 @@ export const armDesigns = {
   },
 };
 
+/**
+ * Designs with arms that also ask an innocuous question: the true value holds both answers
+ * (sensitive + 2 · innocuous); the arm's coin decides which of the two is sent.
+ */
+export const pairedDesigns = {
+  unrelated_question_unknown(truth, { p_truth, arm_weights }, next) {
+    const arm = die(arm_weights, next);
+    const sensitive = bernoulli(p_truth[arm], next);
+    return { report: sensitive ? truth % 2 : truth >> 1, arm, coins: [arm, sensitive] };
+  },
+};
+
 /** Samplers by kind and design name: (true value, parameters, next) → { report, coins }. */
 export const samplers = {
   binary: Object.fromEntries(
     Object.entries({ ...designs, ...armDesigns }).map(([name, sample]) => [
       name,
       (value, params, next) => sample(binaryTruth(value), params, next),
-    ]),
+    ]).concat(
+      Object.entries(pairedDesigns).map(([name, sample]) => [
+        name,
+        (value, params, next) => sample(pairTruth(value), params, next),
+      ]),
+    ),
   ),
   choice: {
     // Propose an option uniformly and keep it with probability P(r|x)/max = 1 for the true

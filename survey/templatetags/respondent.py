@@ -190,6 +190,12 @@ def privacy_words(question) -> str:
             "No privacy for a “no”: only someone whose true answer is no can send “no”. "
             "A “yes” is sent by people of either answer."
         )
+    if not math.isfinite(eps) and design.asks_innocuous:
+        return gettext(
+            "No privacy against someone who knows your answer to the second question: from "
+            "some reports they learn your answer to the first. To anyone else, a “yes” or a "
+            "“no” can come from either true answer."
+        )
     if not math.isfinite(eps):
         return gettext("No privacy for this question: its design can reveal your true answer.")
     numbers = {"epsilon": epsilon_text(eps), "odds": odds_bound(eps)}

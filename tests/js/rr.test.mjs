@@ -101,6 +101,16 @@ test("a design with arms draws the arm from its weights, then randomizes with th
   assert.throws(() => sample("binary", "stochastic_lie_detector", params, 2, forced(0, 0)), /true answer/);
 });
 
+test("the unrelated question with unknown prevalence sends the sensitive or the innocuous answer, as the arm's coin says", () => {
+  const params = { p_truth: [0.25, 0.75], arm_weights: [0.5, 0.5] };
+  // Truth 2: sensitive "no", innocuous "yes". Arm 1, then word 0 of 4 < 3: the sensitive answer.
+  assert.deepEqual(sample("binary", "unrelated_question_unknown", params, 2, forced(1, 0)), { report: 0, arm: 1, coins: [1, true] });
+  // Arm 0, then word 1 of 4 is not below 1: the innocuous answer.
+  assert.deepEqual(sample("binary", "unrelated_question_unknown", params, 2, forced(0, 1)), { report: 1, arm: 0, coins: [0, false] });
+  assert.equal(sample("binary", "unrelated_question_unknown", params, 1, forced(0, 3)).report, 0);
+  assert.throws(() => sample("binary", "unrelated_question_unknown", params, 4, forced(0, 0)), /sensitive \+ 2/);
+});
+
 test("every path consumes the same number of random words", () => {
   const params = { p_truth: 0.5, p_yes: 0.5 };
   for (const words of [[0, 0], [0, 1], [1, 0], [1, 1]]) {

@@ -104,6 +104,8 @@ def test_every_registered_design_is_offered_with_its_declared_defaults(api, kind
     question = {"kind": kind, "design": {"name": name}, "not_sensitive": not cls.randomized}
     if cls.needs_options:
         question["options"] = OPTIONS
+    if cls.asks_innocuous:
+        question["innocuous_text"] = "Were you born in the first half of the year?"
     expected = make_design(kind, name, k=3 if cls.needs_options else None)
     if cls.randomized and not expected.is_private:
         question["allow_no_privacy"] = True  # acknowledged, as every design with ε = ∞

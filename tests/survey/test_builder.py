@@ -573,6 +573,8 @@ def test_every_registered_design_is_built_from_its_declaration(logged_in, draft,
     fields = {"kind": kind, "preset": "custom", "design_name": name, **params}
     if kind == "choice":
         fields["options"] = "first\nsecond\nthird"
+    if REGISTRY[key].asks_innocuous:
+        fields["innocuous_text"] = "Were you born in the first half of the year?"
     preview = logged_in.post(f"/surveys/{draft.id}/preview/?prefix=new", question_data(**fields))
     assert preview.status_code == 200 and "Not saved yet" not in preview.content.decode()
     response = add(logged_in, draft, confirm_no_privacy="on", **fields)

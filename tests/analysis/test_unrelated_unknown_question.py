@@ -1,0 +1,198 @@
+"""The unrelated question with unknown prevalence as a question of the app: created
+through the API with its innocuous question (ε = ∞ acknowledged), bad input refused
+naming the field with nothing stored, the respondent page asking both true answers on the
+device, the paper steps, the codebook, and both prevalences on the estimates API and the
+results page."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from estimator.arms import UnrelatedQuestionUnknown
+from responses.write import bulk_record
+from survey.codebook import codebook
+from survey.models import Survey
+from tests.analysis.test_arms_question import post_survey, submit
+from tests.storage import nothing_stored, stored_reports
+
+pytestmark = pytest.mark.django_db
+
+UQU = {"name": "unrelated_question_unknown", "p_truth": [0.3, 0.7], "arm_weights": [0.5, 0.5]}
+SLD = {"name": "stochastic_lie_detector", "p": [2 / 12, 10 / 12], "arm_weights": [0.5, 0.5]}
+BORN = "Were you born in the first half of the year?"
+
+
+def post(api, design: dict = UQU, **extra):
+    return post_survey(api, design, allow_no_privacy=True, **extra)
+
+
+def test_it_is_created_with_its_innocuous_question_and_no_privacy_acknowledged(api):
+    refused = post_survey(api, UQU, innocuous_text=BORN)
+    assert refused.status_code == 400
+    assert "allow_no_privacy" in json.dumps(refused.json())
+    assert not Survey.objects.exists()
+    made = post(api, innocuous_text=f"  {BORN} ")
+    assert made.status_code == 201, made.json()
+    question = made.json()["questions"][0]
+    assert question["innocuous_text"] == BORN
+    assert question["epsilon"] is None
+    assert question["design"] == UQU
+
+
+@pytest.mark.parametrize(
+    ("design", "extra", "field", "words"),
+    [
+        (UQU, {}, "innocuous_text", "give its wording"),
+        (UQU, {"innocuous_text": "   "}, "innocuous_text", "give its wording"),
+        (SLD, {"innocuous_text": BORN}, "innocuous_text", "only a design that asks"),
+        ({**UQU, "p_truth": [0.5, 0.5]}, {"innocuous_text": BORN}, "design", "p_truth"),
+        ({**UQU, "arm_weights": [1.0, 0.0]}, {"innocuous_text": BORN}, "design", "arm_weights"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_field_and_nothing_is_stored(
+    api, design, extra, field, words
+):
+    response = post(api, design, **extra)
+    assert response.status_code == 400
+    errors = response.json()["questions"]["0"][field]
+    assert words in json.dumps(errors, ensure_ascii=False), errors
+    assert not Survey.objects.exists()
+
+
+def test_a_patch_that_drops_the_innocuous_question_is_refused(api):
+    made = post(api, innocuous_text=BORN)
+    survey = Survey.objects.get(id=made.json()["id"])
+    question = survey.questions.get()
+    response = api.patch(
+        f"/api/surveys/{survey.id}/",
+        {"questions": [{"id": question.id, "innocuous_text": ""}]},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "innocuous_text" in response.json()["questions"]["0"]
+    question.refresh_from_db()
+    assert question.innocuous_text == BORN
+
+
+def open_survey(api) -> Survey:
+    made = post(api, innocuous_text=BORN)
+    assert made.status_code == 201, made.json()
+    survey = Survey.objects.get(id=made.json()["id"])
+    survey.status = Survey.Status.OPEN
+    survey.save()
+    return survey
+
+
+def test_the_respondent_page_asks_both_answers_on_the_device(api, client):
+    survey = open_survey(api)
+    html = client.get(survey.get_absolute_url()).content.decode()
+    assert BORN in html and "data-asks-innocuous" in html
+    assert html.count('data-innocuous="') == 2 and html.count('data-truth="') == 2
+    # The true answers stay on the device: no form field carries them.
+    start = html.index("data-asks-innocuous")
+    section = html[start : html.index("</section>", start)]
+    assert "name=" not in section
+    assert "Your true answer to this second question (stays on this device)" in section
+    assert "No privacy against someone who knows your answer to the second question" in section
+    assert "your true answer to the second question" in section  # the arm's step
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_paper_form_names_the_second_question_and_stores_the_set(api, client):
+    survey = open_survey(api)
+    question = survey.questions.get()
+    html = client.get(survey.get_absolute_url()).content.decode()
+    paper = html[html.index(f'id="p{question.id}"') :]
+    assert f"The second question: <strong>{BORN}</strong>" in paper
+    assert "answer only that one" in paper
+    form = {f"reported_{question.id}": "1", "design_version": 1}
+    assert client.post(f"/s/{survey.slug}/paper/", form).status_code == 400 and nothing_stored()
+    sent = client.post(f"/s/{survey.slug}/paper/", form | {f"arm_{question.id}": "0"})
+    assert sent.status_code == 200
+    assert list(stored_reports(survey)) == [{question.id: 1}]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_report_is_sent_with_its_arm_and_stored_as_one_value(api, client):
+    survey = open_survey(api)
+    question = survey.questions.get()
+    response = submit(client, survey, {"question": question.id, "value": 1, "arm": 1})
+    assert response.status_code == 201, response.json()
+    assert list(stored_reports(survey)) == [{question.id: 3}]
+
+
+def test_both_prevalences_agree_with_the_estimator_on_seeded_data(api, client, owner):
+    survey = open_survey(api)
+    question = survey.questions.get()
+    design = UnrelatedQuestionUnknown()
+    rng = np.random.default_rng(11)
+    n = 20_000
+    truths = (rng.random(n) < 0.2) + 2 * (rng.random(n) < 0.6)  # π = 0.2, innocuous 0.6
+    reports = design.simulate(truths, rng)
+    bulk_record(survey, [{question.id: int(r)} for r in reports], simulated=False)
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    expected = design.estimate(np.bincount(reports, minlength=4))
+    assert entry["estimate"] == pytest.approx(expected["pi"])
+    assert (entry["ci_low"], entry["ci_high"]) == pytest.approx(expected.ci("pi"))
+    innocuous = entry["innocuous"]
+    assert innocuous["estimate"] == pytest.approx(expected["pi_innocuous"])
+    assert (innocuous["ci_low"], innocuous["ci_high"]) == pytest.approx(expected.ci("pi_innocuous"))
+    assert entry["ci_low"] < 0.2 < entry["ci_high"]
+    assert innocuous["ci_low"] < 0.6 < innocuous["ci_high"]
+    client.force_login(owner)
+    html = client.get(f"/surveys/{survey.id}/results/").content.decode()
+    assert 'data-quantity="innocuous">Innocuous prevalence' in html
+
+
+def test_the_codebook_carries_the_innocuous_question(api):
+    survey = open_survey(api)
+    (column,) = codebook(survey)["questions"]
+    assert column["innocuous_text"] == BORN
+    assert column["allow_no_privacy"] is True
+
+
+def test_exports_carry_the_arm_and_the_codebook_the_innocuous_question(api, client, owner):
+    import csv
+    import io
+
+    survey = open_survey(api)
+    question = survey.questions.get()
+    bulk_record(survey, [{question.id: 3}, {question.id: 0}], simulated=False)
+    client.force_login(owner)
+    exported = client.get(f"/api/surveys/{survey.id}/export.csv").content.decode()
+    rows = list(csv.reader(io.StringIO(exported)))
+    assert rows[0] == ["round", "q1", "q1_arm"]
+    assert sorted(rows[1:]) == [["1", "0", "0"], ["1", "1", "1"]]
+    entry = client.get(f"/api/surveys/{survey.id}/codebook.json").json()["questions"][0]
+    assert entry["innocuous_text"] == BORN and entry["arm_column"] == "q1_arm"
+    assert "pi_innocuous" in entry["reanalysis"]
+
+
+def test_simulated_respondents_answer_both_questions(api):
+    from responses.write import simulate_respondents
+
+    survey = open_survey(api)
+    simulate_respondents(survey, 6000, truth=0.3, rng=np.random.default_rng(4))
+    entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
+    assert entry["n"] == entry["n_simulated"] == 6000
+    assert entry["ci_low"] < 0.3 < entry["ci_high"]
+    # The innocuous answers follow the prevalence the design plans with, ½.
+    assert entry["innocuous"]["ci_low"] < 0.5 < entry["innocuous"]["ci_high"]
+
+
+def test_in_another_language_the_innocuous_question_is_marked_as_the_original(api, client):
+    survey = open_survey(api)
+    survey.languages = ["de"]
+    survey.save()
+    html = client.get(survey.get_absolute_url() + "?lang=de").content.decode()
+    assert f'<span lang="en">{BORN}</span>' in html
+    assert "Ihre wahre Antwort auf diese zweite Frage (bleibt auf diesem Gerät):" in html
+
+
+def test_a_duplicate_keeps_the_innocuous_question(api):
+    survey = open_survey(api)
+    copy = survey.duplicate(survey.owner)
+    assert copy.questions.get().innocuous_text == BORN
