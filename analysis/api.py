@@ -63,6 +63,15 @@ class Quantity(serializers.Serializer):
     ci_high = _number("Upper end of its profile-likelihood interval.")
 
 
+class ArmsQuantities(serializers.Serializer):
+    """A design with arms' quantities beside π, each under its own key."""
+
+    honesty = Quantity(required=False, help_text="Stochastic lie detector: carriers' honesty t.")
+    honest_no = Quantity(required=False, help_text="Cheating detection: honest 'no' β.")
+    cheaters = Quantity(required=False, help_text="Cheating detection: cheaters γ.")
+    innocuous = Quantity(required=False, help_text="The innocuous question's prevalence.")
+
+
 class BallotQuantity(serializers.Serializer):
     estimate = _number("The estimate (null until that ballot has answers).")
     std_error = _number("Its standard error.")
@@ -74,7 +83,7 @@ class BallotDifference(BallotQuantity):
     p_value = _number("Wald test of no difference.")
 
 
-class BinaryEntry(EntryBase):
+class BinaryEntry(EntryBase, ArmsQuantities):
     yes_count = serializers.IntegerField()
     raw_yes_rate = _number("Share of 'yes' reports (null without reports).")
     estimate = _number("Estimated prevalence, clipped to [0, 1] (maximum likelihood).")
@@ -88,10 +97,6 @@ class BinaryEntry(EntryBase):
         help_text="A design with arms: reports per arm (the estimate is π, its interval from "
         "the profile likelihood).",
     )
-    honesty = Quantity(required=False, help_text="Stochastic lie detector: carriers' honesty t.")
-    honest_no = Quantity(required=False, help_text="Cheating detection: honest 'no' β.")
-    cheaters = Quantity(required=False, help_text="Cheating detection: cheaters γ.")
-    innocuous = Quantity(required=False, help_text="The innocuous question's prevalence.")
     direct = serializers.JSONField(
         required=False,
         help_text="true when the question is asked directly; for a split ballot (a question "

@@ -15,7 +15,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from analysis.api import ArmCount, Quantity
+from analysis.api import ArmCount, ArmsQuantities
 from analysis.audit import record_analysis
 from analysis.grouped import (
     AnalysisError,
@@ -47,7 +47,7 @@ class BreakdownOptionSerializer(IntervalFields):
     raw_rate = serializers.FloatField(allow_null=True)
 
 
-class BreakdownEstimateSerializer(serializers.Serializer):
+class BreakdownEstimateSerializer(ArmsQuantities):
     """An estimate entry: yes/no keys for a binary question, ``options`` for a choice
     one, the mean and its t interval for a number one."""
 
@@ -82,10 +82,6 @@ class BreakdownEstimateSerializer(serializers.Serializer):
         help_text="A design with arms: the group's reports per arm (the estimate is π, its "
         "interval from the profile likelihood).",
     )
-    honesty = Quantity(required=False, help_text="Stochastic lie detector: carriers' honesty t.")
-    honest_no = Quantity(required=False, help_text="Cheating detection: honest 'no' β.")
-    cheaters = Quantity(required=False, help_text="Cheating detection: cheaters γ.")
-    innocuous = Quantity(required=False, help_text="The innocuous question's prevalence.")
     findings = serializers.ListField(
         child=serializers.CharField(),
         required=False,

@@ -6,7 +6,6 @@ estimate, their difference) agreeing with :func:`estimator.compare.split_ballot`
 from __future__ import annotations
 
 import json
-import uuid
 
 import numpy as np
 import pytest
@@ -15,13 +14,13 @@ from estimator.compare import simulate_split, split_ballot
 from estimator.designs import ForcedResponse
 from responses.write import bulk_record
 from survey.models import Survey
+from tests.analysis.test_arms_question import SLD, submit
 from tests.storage import nothing_stored, stored_reports
 from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
 
 PLAIN = {"name": "forced_response", "p_truth": 0.5, "p_yes": 0.5}
-SLD = {"name": "stochastic_lie_detector", "p": [2 / 12, 10 / 12], "arm_weights": [0.5, 0.5]}
 
 
 def post_survey(api, *questions: dict):
@@ -41,15 +40,6 @@ def create(api, share: float = 0.25) -> Survey:
     survey.status = Survey.Status.OPEN
     survey.save()
     return survey
-
-
-def submit(client, survey: Survey, *answers: dict):
-    body = {"submission_id": str(uuid.uuid4()), "answers": list(answers)}
-    return client.post(
-        f"/api/public/surveys/{survey.slug}/responses/",
-        json.dumps(body),
-        content_type="application/json",
-    )
 
 
 def test_the_direct_share_is_saved_and_given_back(api):

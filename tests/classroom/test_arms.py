@@ -17,17 +17,10 @@ from django.urls import reverse
 from analysis.results import survey_results
 from responses.write import simulate_respondents
 from survey.models import Survey
+from tests.analysis.test_arms_question import CDM, SLD
 from tests.storage import stored_count
 
 pytestmark = pytest.mark.django_db
-
-SLD = {"name": "stochastic_lie_detector", "p": [2 / 12, 10 / 12], "arm_weights": [0.5, 0.5]}
-CDM = {
-    "name": "cheating_detection",
-    "p_truth": [0.5, 0.75],
-    "p_yes": [0.5, 0.5],
-    "arm_weights": [0.5, 0.5],
-}
 
 
 def classroom_with(api, design: dict) -> Survey:
