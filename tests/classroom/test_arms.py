@@ -107,9 +107,10 @@ def test_simulate_adds_students_who_follow_their_arms_coins(api, instructor):
     assert stored_count(simulated=True) == 4000 and stored_count(simulated=False) == 0
     entry = survey_results(survey).as_dict()["questions"][0]
     assert entry["n_simulated"] == 4000 and min(a["n"] for a in entry["arms"]) > 1000
-    assert entry["ci_low"] < 0.3 < entry["ci_high"]
-    # They answered honestly: t = 1, and the estimate's standard error here is about 0.02,
-    # so 0.8 is ten of them away (the interval covers 1 only 95 % of the time).
+    # The students are drawn afresh each run, so the estimates are held to bounds about ten
+    # standard errors wide (about 0.02 each here), not to intervals that miss 5 % of the
+    # time: π = 0.3, and they answered honestly, t = 1.
+    assert abs(entry["estimate"] - 0.3) < 0.2
     assert entry["honesty"]["estimate"] > 0.8
 
 

@@ -30,9 +30,11 @@ def test_the_projector_shows_both_prevalences_of_simulated_students(api, logged_
     assert simulated.status_code == 302
     survey.reveal(True)
     entry = survey_results(survey).as_dict()["questions"][0]
-    assert entry["n_simulated"] == 4000 and entry["ci_low"] < 0.3 < entry["ci_high"]
+    # The students are drawn afresh each run: both estimates are held to bounds about ten
+    # standard errors wide (0.02 each here), not to intervals that miss 5 % of the time.
     innocuous = entry["innocuous"]
-    assert innocuous["ci_low"] < 0.5 < innocuous["ci_high"]
+    assert entry["n_simulated"] == 4000 and abs(entry["estimate"] - 0.3) < 0.2
+    assert abs(innocuous["estimate"] - 0.5) < 0.2
     shown = presenter_text(logged_in, survey)
     pct = lambda v: f"{v * 100:.0f} %"  # noqa: E731
     assert f"Estimated true rate {pct(entry['estimate'])}" in shown
