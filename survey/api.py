@@ -49,6 +49,7 @@ from survey.codebook import codebook
 from survey.distribution import MAX_INVITES, import_too_large, invite_counts, invite_path
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_QUESTIONS, MAX_RESPONSE_QUOTA
 from survey.models import (
+    CLASSROOM_SPLIT,
     MAX_COMPLETION_URL,
     MAX_RETENTION_DAYS,
     MIN_CELL_FLOOR,
@@ -625,7 +626,25 @@ class SurveySerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         self._check_translations(attrs)
+        self._check_classroom_ballots(attrs)
         return attrs
+
+    def _check_classroom_ballots(self, attrs: dict) -> None:
+        """A classroom's projector shows one result per question, drawn from every phone:
+        a split ballot's second (direct) ballot would be pooled or hidden, so it is
+        refused there, by name."""
+        survey = self.instance
+        mode = attrs.get("mode", survey.mode if survey else Survey.Mode.RESEARCH)
+        if mode != Survey.Mode.CLASSROOM:
+            return
+        sent = attrs.get("questions")
+        if sent is None and survey is not None:
+            shares = [q.direct_share for q in survey.questions.all()]
+        else:
+            shares = [item.get("direct_share") for item in sent or []]
+        for i, share in enumerate(shares):
+            if share is not None:
+                raise ValidationError({f"questions[{i}].direct_share": [CLASSROOM_SPLIT]})
 
     def _check_translations(self, attrs: dict) -> None:
         """Every translation is into one of the survey's languages, and complete."""

@@ -221,7 +221,7 @@ def builder_context(
     rows = [
         {
             "question": q,
-            "form": forms.get(q.id) or QuestionForm.for_question(q),
+            "form": forms.get(q.id) or QuestionForm.for_question(q, **form_options(survey)),
             "reword_form": forms.get(q.id)
             or RewordForm(initial={"text": q.text}, prefix=f"q{q.id}"),
             "plan": plan(q.design, a),
@@ -230,7 +230,7 @@ def builder_context(
         }
         for q in questions
     ]
-    add_form = forms.get(0) or QuestionForm(prefix="new")
+    add_form = forms.get(0) or QuestionForm(prefix="new", **form_options(survey))
     add_data = add_form.data if add_form.is_bound else unbound_data(add_form)
     return {
         "survey": survey,
@@ -331,11 +331,13 @@ def save_question(request: HttpRequest, survey: Survey, question: Question | Non
     key = question.id if question else 0
     if "redraw" in request.POST:
         return render_builder(
-            request, survey, forms={key: QuestionForm.redrawn(request.POST, prefix)}
+            request,
+            survey,
+            forms={key: QuestionForm.redrawn(request.POST, prefix, **form_options(survey))},
         )
     if response := frozen_response(request, survey):
         return response
-    form = QuestionForm(request.POST, prefix=prefix)
+    form = QuestionForm(request.POST, prefix=prefix, **form_options(survey))
     position = survey.questions.count()  # counted under the survey row's lock (above)
     if question is None and (error := too_many_questions(position + 1)):
         form.add_error(None, error)
@@ -441,7 +443,7 @@ def question_form(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = owned_survey(request, survey_id)
     prefix, question = posted_prefix(request, survey)
     a, _ = Assumptions.read(request.POST)
-    form = QuestionForm.redrawn(request.POST, prefix)
+    form = QuestionForm.redrawn(request.POST, prefix, **form_options(survey))
     preview = preview_context(survey, unbound_data(form), prefix, question, a)
     context = preview | {"survey": survey, "form": form, "question": question}
     return render(request, "survey/_question_form.html", context)
@@ -453,7 +455,7 @@ def preview_context(
     """The design being typed, its plan and the survey's total if it were saved (the
     question's text is not needed for that), or the form with what is wrong."""
     data = {k: data.get(k) for k in data} | {f"{prefix}-text": data.get(f"{prefix}-text") or "…"}
-    form = QuestionForm(data, prefix=prefix)
+    form = QuestionForm(data, prefix=prefix, **form_options(survey))
     form.is_valid()
     design = form.cleaned_data.get("design")
     others = [q.design for q in survey.questions.all() if q != question]
@@ -464,6 +466,11 @@ def preview_context(
         "assumptions": a,
         "target_n": a.n,
     }
+
+
+def form_options(survey: Survey) -> dict:
+    """What a question form may offer in this survey: no split ballot in a classroom."""
+    return {"split_allowed": survey.mode != Survey.Mode.CLASSROOM}
 
 
 def unbound_data(form: QuestionForm) -> dict:

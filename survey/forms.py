@@ -19,7 +19,13 @@ from estimator.designs import KINDS, REGISTRY, Design, make_design
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
 from estimator.split import with_direct_share
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_RESPONSE_QUOTA
-from survey.models import MIN_CELL_FLOOR, Question, Survey, innocuous_text_for
+from survey.models import (
+    CLASSROOM_SPLIT,
+    MIN_CELL_FLOOR,
+    Question,
+    Survey,
+    innocuous_text_for,
+)
 
 # Parameters typed as a list of probabilities in one text field.
 LIST_TYPES = ("probabilities", "probability_pair")
@@ -193,6 +199,18 @@ class SurveyForm(forms.ModelForm):
         """Left out of a post (older pages, scripts): the language stays as it was."""
         return self.cleaned_data["language"] or self.instance.language
 
+    def clean_mode(self) -> str:
+        """A survey with a split ballot stays a research survey (see CLASSROOM_SPLIT)."""
+        mode = self.cleaned_data["mode"]
+        survey = self.instance
+        if (
+            mode == Survey.Mode.CLASSROOM
+            and survey.pk
+            and survey.questions.filter(direct_share__isnull=False).exists()
+        ):
+            raise forms.ValidationError(CLASSROOM_SPLIT)
+        return mode
+
     def clean_min_cell_count(self) -> int:
         """Left out of a post: it stays as it was."""
         k = self.cleaned_data["min_cell_count"]
@@ -315,7 +333,9 @@ class QuestionForm(forms.Form):
     )
     confirm_no_privacy = forms.BooleanField(required=False)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, split_allowed: bool = True, **kwargs) -> None:
+        """``split_allowed`` is False in a classroom, whose projector shows one result per
+        question (no split ballot there)."""
         super().__init__(*args, **kwargs)
         self.kind_value = self._chosen("kind", KINDS, "binary")
         presets = PRESETS[self.kind_value]
@@ -352,7 +372,7 @@ class QuestionForm(forms.Form):
                 )
         if self.kind_value != "choice":
             del self.fields["options"], self.fields["shuffle_options"]
-        if self.kind_value != "binary" or not self.design_class.randomized:
+        if not split_allowed or self.kind_value != "binary" or not self.design_class.randomized:
             del self.fields["direct_share"]
         if not self.design_class.asks_innocuous:
             del self.fields["innocuous_text"]
@@ -401,7 +421,7 @@ class QuestionForm(forms.Form):
         return cls(initial=initial, prefix=f"q{question.id}", **kwargs)
 
     @classmethod
-    def redrawn(cls, data, prefix: str) -> QuestionForm:
+    def redrawn(cls, data, prefix: str, **kwargs) -> QuestionForm:
         """An unbound form showing what was typed, redrawn for a newly chosen kind,
         preset or design (no errors yet: nothing was submitted)."""
         initial = {
@@ -411,7 +431,7 @@ class QuestionForm(forms.Form):
         }
         for box in ("confirm_no_privacy", "shuffle_options"):
             initial[box] = bool(initial.get(box))
-        return cls(initial=initial, prefix=prefix)
+        return cls(initial=initial, prefix=prefix, **kwargs)
 
     def param_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in self.param_names]

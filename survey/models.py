@@ -165,6 +165,13 @@ class LiveSurveyManager(models.Manager.from_queryset(SurveyQuerySet)):
         return super().get_queryset().filter(trashed_at__isnull=True)
 
 
+# A classroom's projector shows one result per question, pooled from every phone.
+CLASSROOM_SPLIT = (
+    "a classroom question shows one result on the projector, so it cannot be split into "
+    "a randomized and a direct ballot; run the split ballot as a research survey"
+)
+
+
 class Survey(models.Model):
     class Mode(models.TextChoices):
         RESEARCH = "research"

@@ -83,3 +83,33 @@ def test_a_frozen_split_question_says_its_share_in_words(logged_in, draft):
     bulk_record(draft, [{question.id: 3}], simulated=False)
     page = logged_in.get(f"/surveys/{draft.id}/edit/").content.decode()
     assert "split ballot: 20 % asked directly (no privacy for them on this question)" in page
+
+
+SPLIT = {"text": "Cheated?", "kind": "binary", "direct_share": 0.2}
+
+
+def test_a_classroom_survey_refuses_a_split_ballot_by_name(api):
+    body = {"title": "Lecture", "mode": "classroom", "questions": [{"text": "Age?"}, SPLIT]}
+    response = api.post("/api/surveys/", body, format="json")
+    assert response.status_code == 400
+    assert "one result on the projector" in response.json()["questions[1].direct_share"][0]
+    assert not Survey.objects.exists()
+
+
+def test_a_survey_with_a_split_ballot_cannot_become_a_classroom_one(api, logged_in):
+    made = api.post("/api/surveys/", {"title": "Study", "questions": [SPLIT]}, format="json")
+    survey = Survey.objects.get(id=made.json()["id"])
+    switched = api.patch(f"/api/surveys/{survey.id}/", {"mode": "classroom"}, format="json")
+    assert switched.status_code == 400 and "questions[0].direct_share" in switched.json()
+    data = {"title": "Study", "description": "", "mode": "classroom"}
+    page = logged_in.post(f"/surveys/{survey.id}/edit/", data)
+    assert page.status_code == 400 and "one result on the projector" in page.content.decode()
+    assert Survey.objects.get(id=survey.id).mode == Survey.Mode.RESEARCH
+
+
+def test_a_classroom_builder_offers_no_share_field(logged_in, make_survey):
+    lecture = make_survey(n_questions=0, status=Survey.Status.DRAFT, mode="classroom")
+    page = logged_in.get(f"/surveys/{lecture.id}/edit/").content.decode()
+    assert "field-direct_share" not in page
+    assert add(logged_in, lecture, direct_share="0.2").status_code == 302
+    assert lecture.questions.get().direct_share is None
