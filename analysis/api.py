@@ -133,6 +133,31 @@ class OptionEntry(serializers.Serializer):
     std_error = _number("Standard error of the unbiased share.")
     ci_low = _number("Lower end of the option's interval.")
     ci_high = _number("Upper end of the option's interval.")
+    direct = BallotQuantity(
+        required=False,
+        help_text="A split ballot: this option's share on the direct ballot (the figures "
+        "above read the randomized ballot alone).",
+    )
+    difference = BallotDifference(
+        required=False,
+        help_text="A split ballot: this option's randomized share minus its direct one, on "
+        "the option's own design line (positive: more chose it under randomized response).",
+    )
+    words = serializers.CharField(required=False, help_text="That difference in words.")
+
+
+class ChoiceArmCount(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The ballot: 0 randomized, 1 asked directly.")
+    n = serializers.IntegerField(help_text="Reports given on this ballot.")
+    counts = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Reports of each option on this ballot."
+    )
+
+
+class EqualityTestEntry(serializers.Serializer):
+    statistic = serializers.FloatField(help_text="Wald χ² of equal shares on both ballots.")
+    df = serializers.IntegerField(help_text="Its degrees of freedom (options − 1).")
+    p_value = serializers.FloatField()
 
 
 class ChoiceEntry(EntryBase):
@@ -141,6 +166,19 @@ class ChoiceEntry(EntryBase):
     warning = serializers.CharField(
         allow_null=True, help_text="Set when the reports contradict the design."
     )
+    arms = ChoiceArmCount(
+        many=True, required=False, help_text="A split ballot: reports per ballot."
+    )
+    direct_share = serializers.FloatField(
+        required=False, help_text="A split ballot: the share its devices asked directly."
+    )
+    equality_test = EqualityTestEntry(
+        required=False,
+        allow_null=True,
+        help_text="A split ballot: one test that both ballots give the same shares (null "
+        "until both have answers).",
+    )
+    words = serializers.CharField(required=False, help_text="That test in words.")
 
 
 class BinEntry(serializers.Serializer):

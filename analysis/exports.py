@@ -49,18 +49,7 @@ def estimate_rows(entry: dict) -> list[dict]:
     common |= {key: entry.get(key) for key in ("level", "method", "epsilon")}
     common["kind"] = entry.get("kind", "binary")
     if "options" in entry:
-        return [
-            common
-            | {
-                "option": option["index"],
-                "option_text": option["text"],
-                "yes_count": option["count"],
-                "raw_yes_rate": option["raw_rate"],
-            }
-            | {key: option[key] for key in ("estimate", "estimate_unbiased", "std_error")}
-            | {key: option[key] for key in ("ci_low", "ci_high")}
-            for option in entry["options"]
-        ]
+        return [*_option_rows(common, entry), *_option_ballot_rows(common, entry)]
     if "mean" in entry:
         return [
             common
@@ -80,6 +69,35 @@ def estimate_rows(entry: dict) -> list[dict]:
         ]
         return [main | common, *quantities]
     return [entry | common]
+
+
+def _option_rows(common: dict, entry: dict) -> list[dict]:
+    return [
+        common
+        | {
+            "option": option["index"],
+            "option_text": option["text"],
+            "yes_count": option["count"],
+            "raw_yes_rate": option["raw_rate"],
+        }
+        | {key: option[key] for key in ("estimate", "estimate_unbiased", "std_error")}
+        | {key: option[key] for key in ("ci_low", "ci_high")}
+        for option in entry["options"]
+    ]
+
+
+def _option_ballot_rows(common: dict, entry: dict) -> list[dict]:
+    """A choice split ballot: per option, its direct ballot's share and the difference
+    randomized − direct (``option`` says which: "2 direct", "2 difference")."""
+    wordings = {"direct": "asked directly", "difference": "randomized minus direct"}
+    return [
+        common
+        | {"option": f"{option['index']} {key}", "option_text": f"{option['text']} ({words})"}
+        | {k: option[key][k] for k in ("estimate", "std_error", "ci_low", "ci_high")}
+        for option in entry["options"]
+        if "difference" in option
+        for key, words in wordings.items()
+    ]
 
 
 # The keys of an arms design's quantities beside the prevalence in an estimates entry

@@ -210,7 +210,10 @@ def estimate_entry(
             "contradicts_design": est.contradicts_design(level, method),
             "population": population,
         }
-    est = question.design.estimate(counts, population=population)
+    design = question.design
+    if design.split_ballot:  # its groups: the randomized ballot's shares
+        design = design.randomized_design
+    est = design.estimate(counts, population=population)
     options = []
     for j, text in enumerate(question.options):
         line = est.options[j]

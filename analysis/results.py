@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from estimator.arms import ArmsEstimate
@@ -30,7 +30,7 @@ from estimator.intervals import (
     check_level,
     check_method,
 )
-from estimator.split import SplitEstimate
+from estimator.split import EqualityTest, SplitChoiceEstimate, SplitEstimate
 from responses.counts import QuestionTally, SurveyCounts, survey_counts
 from survey.models import Question, Survey
 
@@ -68,7 +68,8 @@ class QuestionResult:
         """Everyone who answered: a split ballot's estimate counts its randomized ballot
         only, so its direct ballot is added here."""
         est = self.estimate
-        return est.n + (est.direct_n if isinstance(est, SplitEstimate) else 0)
+        split = isinstance(est, SplitEstimate | SplitChoiceEstimate)
+        return est.n + (est.direct_n if split else 0)
 
     @property
     def interval_method(self) -> str:
@@ -104,8 +105,10 @@ class QuestionResult:
         texts = list(self.question.options)
         intervals = self.interval or [(None, None)] * len(texts)
         rates = est.report_rates
+        ballots = self._option_ballots(est, texts)
         return [
-            {
+            ballots[j]
+            | {
                 "index": j,
                 "text": texts[j],
                 "count": est.counts[j],
@@ -118,6 +121,44 @@ class QuestionResult:
             }
             for j in range(len(texts))
         ]
+
+    def _option_ballots(self, est: ChoiceEstimate, texts: list[str]) -> list[dict]:
+        """A choice split ballot's direct ballot and difference per option (each option's
+        difference on its own design line, as its interval); empty dicts otherwise."""
+        if not isinstance(est, SplitChoiceEstimate):
+            return [{} for _ in texts]
+        direct = est.direct
+        shares = direct.estimate if direct.n else [None] * len(texts)
+        errors = direct.std_errors if direct.n else [None] * len(texts)
+        intervals = direct.ci(self.level, self.method) if direct.n else [(None, None)] * len(texts)
+        comparisons = est.comparisons(self.level) or [None] * len(texts)
+        return [
+            {
+                "direct": _ballot(_float(shares, j), _float(errors, j), intervals[j]),
+                "difference": _difference(comparison),
+                "words": difference_words(comparison, f"“{text}”"),
+            }
+            for j, (text, comparison) in enumerate(zip(texts, comparisons, strict=True))
+        ]
+
+    @property
+    def choice_split(self) -> dict | None:
+        """A choice question's split ballot: reports per ballot, the share asked directly
+        and one test of "same distribution on both ballots" (per-option figures are in
+        :attr:`options`); None for other questions."""
+        est = self.estimate
+        if not isinstance(est, SplitChoiceEstimate):
+            return None
+        test = est.equality_test()
+        return {
+            "arms": [
+                {"index": 0, "n": est.n, "counts": list(est.counts)},
+                {"index": 1, "n": est.direct_n, "counts": list(est.direct_counts)},
+            ],
+            "direct_share": self.question.direct_share,
+            "equality_test": None if test is None else asdict(test),
+            "words": equality_words(test),
+        }
 
     @property
     def histogram(self) -> list[dict]:
@@ -142,6 +183,7 @@ class QuestionResult:
             entry |= self._binary(est) | (self.split or {})
         elif isinstance(est, ChoiceEstimate):
             entry |= {"kind": self.kind, "options": self.options, "warning": self.warning}
+            entry |= self.choice_split or {}
         else:
             entry |= self._number(est)
         entry |= {
@@ -173,26 +215,17 @@ class QuestionResult:
         if not isinstance(est, SplitEstimate):
             return None
         direct, comparison = est.direct, est.comparison(self.level)
-        low, high = direct.ci(self.level, self.interval_method) if direct.has_data else (None, None)
+        interval = direct.ci(self.level, self.interval_method) if direct.has_data else None
         return {
             "arms": [
                 {"index": 0, "n": est.n, "yes_count": est.yes_count},
                 {"index": 1, "n": est.direct_n, "yes_count": est.direct_yes},
             ],
             "direct_share": self.question.direct_share,
-            "direct": {
-                "estimate": direct.estimate,
-                "std_error": direct.std_error if direct.has_data else None,
-                "ci_low": low,
-                "ci_high": high,
-            },
-            "difference": {
-                "estimate": comparison.difference if comparison else None,
-                "std_error": comparison.std_error if comparison else None,
-                "ci_low": comparison.ci_low if comparison else None,
-                "ci_high": comparison.ci_high if comparison else None,
-                "p_value": comparison.wald_p_value if comparison else None,
-            },
+            "direct": _ballot(
+                direct.estimate, direct.std_error if direct.has_data else None, interval
+            ),
+            "difference": _difference(comparison),
             "words": difference_words(comparison),
         }
 
@@ -289,14 +322,30 @@ def arms_entry(est: ArmsEstimate, level: float) -> dict:
     }
 
 
-def difference_words(comparison: Comparison | None) -> str:
-    """A split ballot's difference (randomized − direct) in words, in percentage points."""
+def _ballot(estimate: float | None, std_error: float | None, interval: Any) -> dict:
+    low, high = interval or (None, None)
+    return {"estimate": estimate, "std_error": std_error, "ci_low": low, "ci_high": high}
+
+
+def _difference(comparison: Comparison | None) -> dict:
+    """Randomized − direct with its Wald interval and p-value (all None until both
+    ballots have answers)."""
+    if comparison is None:
+        return dict.fromkeys(("estimate", "std_error", "ci_low", "ci_high", "p_value"))
+    return _ballot(comparison.difference, comparison.std_error, comparison.ci()) | {
+        "p_value": comparison.wald_p_value
+    }
+
+
+def difference_words(comparison: Comparison | None, answer: str = "“yes”") -> str:
+    """A split ballot's difference (randomized − direct) in words, in percentage points,
+    of ``answer`` ("yes", or an option in quotes)."""
     if comparison is None:
         return "The comparison needs answers on both ballots."
     diff, low, high = (100 * v for v in (comparison.difference, *comparison.ci()))
     more = "more" if diff >= 0 else "fewer"
     words = (
-        f"Randomized response found {abs(diff):.1f} points {more} “yes” than asking "
+        f"Randomized response found {abs(diff):.1f} points {more} {answer} than asking "
         f"directly ({100 * comparison.level:g} % interval {low:+.1f} to {high:+.1f} points, "
         f"p = {comparison.wald_p_value:.2g})"
     )
@@ -305,6 +354,19 @@ def difference_words(comparison: Comparison | None) -> str:
     if high < 0:
         return words + ": significantly fewer admitted with randomized response."
     return words + ": the interval includes 0, no clear difference."
+
+
+def equality_words(test: EqualityTest | None) -> str:
+    """A choice split ballot's one test of "both ballots give the same shares"."""
+    if test is None:
+        return "The comparison needs answers on both ballots."
+    figures = f"(Wald χ² = {test.statistic:.2f} on {test.df} df, p = {test.p_value:.2g})"
+    if test.p_value < 0.05:
+        return (
+            f"The shares differ between randomized response and asking directly {figures}: "
+            "see each option's difference."
+        )
+    return f"No clear difference between randomized response and asking directly {figures}."
 
 
 def _float(values: Any, j: int) -> float | None:

@@ -1,4 +1,5 @@
-"""Coverage of the designs with arms, the split-ballot difference and the one-bit mean.
+"""Coverage of the designs with arms, the split-ballot difference (yes/no and multiple
+choice) and the one-bit mean.
 
 Run: ``.venv/bin/python bench/coverage_arms.py [--reps 300]`` (part of ``coverage.py``).
 Each cell draws ``reps`` surveys of n respondents (the arm by the design's weights, the
@@ -26,9 +27,10 @@ from estimator.arms import (  # noqa: E402
     UnrelatedQuestionUnknown,
 )
 from estimator.compare import compare  # noqa: E402
-from estimator.designs import DirectBinary, ForcedResponse  # noqa: E402
+from estimator.designs import DirectBinary, ForcedResponse, KRandomizedResponse  # noqa: E402
 from estimator.intervals import affine_interval  # noqa: E402
 from estimator.one_bit import OneBitMean  # noqa: E402
+from estimator.split import SplitDesign  # noqa: E402
 
 NS = (50, 200, 1000)
 LEVEL = 0.95
@@ -76,6 +78,24 @@ def split_cell(q_rr: float, q_direct: float, n: int, share: float, reps, rng) ->
     return hits / reps
 
 
+def choice_split_cell(
+    pi_rr: tuple[float, ...], pi_direct: tuple[float, ...], n: int, share: float, reps, rng
+) -> list[float]:
+    """A multiple-choice split ballot (k-RR, ε = 2): each option's difference, Wald."""
+    split = SplitDesign(KRandomizedResponse(epsilon=2.0, k=len(pi_rr)), share)
+    rates = split.randomized_design.response_matrix @ np.asarray(pi_rr)
+    truth = np.asarray(pi_rr) - np.asarray(pi_direct)
+    hits = np.zeros(len(pi_rr))
+    for _ in range(reps):
+        n_direct = rng.binomial(n, share)
+        counts = [*rng.multinomial(n - n_direct, rates), *rng.multinomial(n_direct, pi_direct)]
+        comparisons = split.estimate(counts).comparisons(LEVEL)
+        if comparisons is None:
+            continue
+        hits += [c.ci_low <= d <= c.ci_high for c, d in zip(comparisons, truth, strict=True)]
+    return list(hits / reps)
+
+
 def report(reps: int, seed: int) -> bool:
     rng = np.random.default_rng(seed)
     ok = True
@@ -101,6 +121,16 @@ def report(reps: int, seed: int) -> bool:
         row = [split_cell(a, b, n, 0.3, reps, rng) for a, b in truths]
         grid.append(row)
         print(f"{n:<7}" + "".join(f"{100 * c:14.1f}" for c in row))
+    ok &= _targets(np.array(grid))
+    print("\nSplit ballot, multiple choice (k-RR ε = 2, k = 3, share 0.3): each option's")
+    print(f"difference, Wald, {reps} surveys per cell")
+    pairs = (((0.5, 0.3, 0.2), (0.6, 0.3, 0.1)), ((1 / 3, 1 / 3, 1 / 3),) * 2)
+    print("n      " + "".join(f"{f'pair {i} option {j}':>18}" for i in (1, 2) for j in range(3)))
+    grid = []
+    for n in NS:
+        row = [c for a, b in pairs for c in choice_split_cell(a, b, n, 0.3, reps, rng)]
+        grid.append(row)
+        print(f"{n:<7}" + "".join(f"{100 * c:18.1f}" for c in row))
     ok &= _targets(np.array(grid))
     ok &= one_bit_report(max(reps, 20_000), rng)
     return ok

@@ -1,11 +1,16 @@
-"""The split ballot: a randomized yes/no question of which a share ``s`` of respondents,
-drawn by their own device before they answer, is asked directly and told so.
+"""The split ballot: a randomized yes/no or multiple-choice question of which a share
+``s`` of respondents, drawn by their own device before they answer, is asked directly and
+told so.
 
-The ballot is an arm: a report is stored as ``ballot · 2 + answer`` (ballot 0 randomized,
-1 direct), like the reports of the designs with arms (:mod:`estimator.arms`), so that
-tallies, exports and imports keep the two ballots apart. The randomized estimate reads
-the randomized ballot alone; the direct ballot gives a plain proportion, and
-:mod:`estimator.compare` their difference ("did randomized response help?").
+The ballot is an arm: a report is stored as ``ballot · m + answer`` (ballot 0 randomized,
+1 direct; m the question's number of answers: 2 for yes/no, k for k options), like the
+reports of the designs with arms (:mod:`estimator.arms`), so that tallies, exports and
+imports keep the two ballots apart. The randomized estimate reads the randomized ballot
+alone; the direct ballot gives plain proportions, and :mod:`estimator.compare` their
+difference ("did randomized response help?"), per option for a choice question.
+
+Number questions have no split ballot: their tallies keep one sum and one sum of squares
+per question, so a second ballot's mean could not be told apart from the first's.
 
 References
 ----------
@@ -21,13 +26,22 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import stats as sps
 
-from estimator.compare import Comparison, check_direct_share, simulate_split, split_ballot
-from estimator.designs import BinaryDesign, _check_index, _count_vector
-from estimator.estimates import BinaryEstimate, NumberStats
+from estimator.compare import (
+    Comparison,
+    check_direct_share,
+    compare,
+    simulate_split,
+    split_ballot,
+)
+from estimator.designs import BinaryDesign, ChoiceDesign, DirectChoice, _check_index, _count_vector
+from estimator.estimates import BinaryEstimate, ChoiceEstimate, NumberStats
 from estimator.intervals import DEFAULT_LEVEL
 
 BALLOTS = 2
+# The kinds of question a split ballot is offered on.
+SPLIT_KINDS = ("binary", "choice")
 # The ballot of a report (its arm): what the export's arm column holds.
 RANDOMIZED_BALLOT, DIRECT_BALLOT = 0, 1
 
@@ -64,8 +78,70 @@ class SplitEstimate(BinaryEstimate):
 
 
 @dataclass(frozen=True)
+class EqualityTest:
+    """Wald's χ² test that the randomized and the direct ballot give one distribution
+    over the options (k − 1 degrees of freedom): one p-value for a whole choice question,
+    beside the per-option differences."""
+
+    statistic: float
+    df: int
+    p_value: float
+
+
+@dataclass(frozen=True, repr=False)
+class SplitChoiceEstimate(ChoiceEstimate):
+    """The randomized ballot's option shares (every attribute of :class:`ChoiceEstimate`
+    speaks of it alone), with the direct ballot's counts per option beside them.
+
+    Examples
+    --------
+    >>> from estimator.designs import KRandomizedResponse
+    >>> design = SplitDesign(KRandomizedResponse(epsilon=2.0, k=3), 0.25)
+    >>> est = design.estimate([500, 300, 200, 150, 60, 40])
+    >>> [round(float(p), 3) for p in est.direct.estimate]
+    [0.6, 0.24, 0.16]
+    >>> [round(d.difference, 3) for d in est.comparisons()]
+    [-0.022, 0.044, -0.023]
+    >>> round(est.equality_test().p_value, 2)
+    0.4
+    """
+
+    direct_counts: tuple[int, ...] = ()
+
+    @property
+    def direct(self) -> ChoiceEstimate:
+        """The direct ballot's shares of each option (answers taken as given)."""
+        return DirectChoice(k=self.design.k).estimate(self.direct_counts)
+
+    @property
+    def direct_n(self) -> int:
+        return sum(self.direct_counts)
+
+    def comparisons(self, level: float = DEFAULT_LEVEL) -> tuple[Comparison, ...] | None:
+        """Per option, randomized minus direct (each option on its own design line, as
+        its interval); None until both ballots have answers."""
+        if not (self.n and self.direct_n):
+            return None
+        direct = self.direct.options
+        return tuple(compare(a, b, level) for a, b in zip(self.options, direct, strict=True))
+
+    def equality_test(self) -> EqualityTest | None:
+        """One test for all options: d = P⁻¹λ̂ − p̂_direct over the first k − 1 options,
+        χ² = dᵀ(Σ_randomized + Σ_direct)⁻¹d (the last option is fixed by the others)."""
+        if not (self.n and self.direct_n):
+            return None
+        direct = self.direct
+        d = (self.estimate_unbiased - direct.estimate_unbiased)[:-1]
+        covariance = (self.covariance + direct.covariance)[:-1, :-1]
+        statistic = float(max(0.0, d @ np.linalg.pinv(covariance) @ d))
+        df = self.design.k - 1
+        return EqualityTest(statistic, df, float(sps.chi2.sf(statistic, df)))
+
+
+@dataclass(frozen=True)
 class SplitDesign:
-    """A randomized yes/no design of which a share ``direct_share`` is asked directly.
+    """A randomized yes/no or choice design of which a share ``direct_share`` is asked
+    directly.
 
     Everything not defined here (ε, chance steps, declaration, parameters) is the
     randomized design's: ε is the promise made to the randomized ballot; the direct
@@ -78,17 +154,26 @@ class SplitDesign:
     split_ballot: ClassVar[bool] = True
     arms: ClassVar[int] = BALLOTS
     regression_with_arms: ClassVar[bool] = False
-    output_values: ClassVar[tuple[int, ...]] = tuple(range(2 * BALLOTS))
     arm_names: ClassVar[tuple[str, str]] = ("randomized ballot", "direct ballot")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "direct_share", check_direct_share(self.direct_share))
         inner = self.randomized_design
-        if inner.kind != "binary" or inner.has_arms or not inner.randomized:
+        if inner.kind not in SPLIT_KINDS or inner.has_arms or not inner.randomized:
             raise ValueError(
-                "direct_share: a split ballot needs a randomized yes/no design without arms "
-                "(not a choice or number question, a design with arms or a direct question)"
+                "direct_share: a split ballot needs a randomized yes/no or multiple-choice "
+                "question without arms (not a number question, a design with arms or a "
+                "question asked directly)"
             )
+
+    @property
+    def answers(self) -> int:
+        """m, the answers a ballot's report takes: 2 for yes/no, k for k options."""
+        return len(self.randomized_design.output_values)
+
+    @property
+    def output_values(self) -> tuple[int, ...]:
+        return tuple(range(BALLOTS * self.answers))
 
     def __getattr__(self, name: str) -> Any:
         inner = self.__dict__.get("randomized_design")
@@ -102,20 +187,21 @@ class SplitDesign:
         return 1 - self.direct_share, self.direct_share
 
     def encode(self, arm: Any, answer: Any) -> int:
-        """The stored report of ``answer`` (0/1) given on ballot ``arm``."""
+        """The stored report of ``answer`` (0/1, or an option index) given on ballot
+        ``arm``."""
         arm = _check_index(arm, BALLOTS, "ballot (arm)")
-        return arm * 2 + self.randomized_design.check_report(answer)
+        return arm * self.answers + self.randomized_design.check_report(answer)
 
-    @staticmethod
-    def decode(report: int) -> tuple[int, int]:
+    def decode(self, report: int) -> tuple[int, int]:
         """(ballot, answer) of a stored report."""
-        return divmod(int(report), 2)
+        return divmod(int(report), self.answers)
 
     def check_report(self, report: Any) -> int:
-        return _check_index(report, 2 * BALLOTS, "a report with its ballot")
+        return _check_index(report, BALLOTS * self.answers, "a report with its ballot")
 
     def output_description(self) -> dict:
-        return {"type": "options", "values": [0, 1], "arms": BALLOTS, "direct_arm": DIRECT_BALLOT}
+        values = list(self.randomized_design.output_values)
+        return {"type": "options", "values": values, "arms": BALLOTS, "direct_arm": DIRECT_BALLOT}
 
     def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
         """The randomized ballot follows the design's coins; the direct one has none."""
@@ -123,17 +209,26 @@ class SplitDesign:
 
     @property
     def response_matrix(self) -> np.ndarray:
-        """M[ballot·2 + report, truth]: the randomized design's rows weighted 1 − s, then
+        """M[ballot·m + report, truth]: the randomized design's rows weighted 1 − s, then
         the direct ballot's (its report is the truth) weighted s."""
-        s = self.direct_share
-        return np.vstack(((1 - s) * self.randomized_design.response_matrix, s * np.eye(2)))
+        s, m = self.direct_share, self.answers
+        return np.vstack(((1 - s) * self.randomized_design.response_matrix, s * np.eye(m)))
 
     def likelihood(self, report: Any) -> np.ndarray:
         return self.response_matrix[self.check_report(report)]
 
-    def estimate(self, counts: Any, *, population: int | None = None) -> SplitEstimate:
-        """From the report counts ``[no, yes]`` of the randomized ballot then the direct."""
-        no, yes, direct_no, direct_yes = _count_vector(counts, 2 * BALLOTS)
+    def estimate(
+        self, counts: Any, *, population: int | None = None
+    ) -> SplitEstimate | SplitChoiceEstimate:
+        """From the report counts of the randomized ballot then the direct (``[no, yes]``
+        each, or one count per option)."""
+        m = self.answers
+        vector = _count_vector(counts, BALLOTS * m)
+        if isinstance(self.randomized_design, ChoiceDesign):
+            return SplitChoiceEstimate(
+                self.randomized_design, vector[:m], population, direct_counts=vector[m:]
+            )
+        no, yes, direct_no, direct_yes = vector
         return SplitEstimate(
             self.randomized_design,
             yes,
@@ -145,17 +240,17 @@ class SplitDesign:
 
     def estimate_from_tally(
         self, counts: Mapping[int, int], stats: NumberStats, population: int | None = None
-    ) -> SplitEstimate:
+    ) -> SplitEstimate | SplitChoiceEstimate:
         return self.estimate(
             [int(counts.get(v, 0)) for v in self.output_values], population=population
         )
 
     def simulate(self, true_answers: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Reports (ballot·2 + answer): the direct share answers truthfully."""
+        """Reports (ballot·m + answer): the direct share answers truthfully."""
         direct, reports = simulate_split(
             self.randomized_design, self.direct_share, true_answers, rng
         )
-        return 2 * direct.astype(np.int64) + reports
+        return self.answers * direct.astype(np.int64) + reports
 
 
 def with_direct_share(design: Any, share: Any) -> Any:

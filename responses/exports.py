@@ -89,12 +89,12 @@ def _report(values: dict[int, int | None], question_id: int) -> int | Skipped | 
 
 
 def _cell(values: dict[int, int | None], question: Question, arm: bool) -> int | Skipped | None:
-    """A question's cell: its report, or for a design with arms (stored as arm·2 +
-    answer) the 0/1 answer or, in the arm column, the arm."""
+    """A question's cell: its report, or for a design with arms (stored as one number,
+    see the design's ``decode``) the answer or, in the arm column, the arm."""
     report = _report(values, question.id)
     if not isinstance(report, int) or not question.design.has_arms:
         return report
-    return divmod(report, 2)[0 if arm else 1]
+    return question.design.decode(report)[0 if arm else 1]
 
 
 def response_rows(survey: Survey) -> Iterator[list]:

@@ -79,7 +79,9 @@ def question_codebook(column: str, question: Question) -> dict:
 def _split_codebook(column: str, question: Question, design: Design) -> dict:
     """A split ballot: the randomized design's codebook for the randomized ballot, the
     ballot in the arm column, and how the two ballots are compared."""
-    randomized = _binary_codebook(question, design.randomized_design)
+    randomized = _KIND_CODEBOOK[question.kind](question, design.randomized_design)
+    answers = ", ".join(question.options) if question.kind == Question.Kind.CHOICE else "no, yes"
+    m = design.answers
     return {
         **randomized,
         "rrreg": f"{randomized['rrreg']}, on the rows where {column}_arm == 0",
@@ -90,14 +92,13 @@ def _split_codebook(column: str, question: Question, design: Design) -> dict:
             "the answer as given",
         },
         "ballot_matrix": {
-            "rows": "arm * 2 + report (randomized ballot: no, yes; direct ballot: no, yes)",
-            "columns": "the true value (0, 1)",
+            "rows": f"arm * {m} + report (randomized ballot: {answers}; direct ballot: {answers})",
+            "columns": f"the true value (0 … {m - 1})",
             "values": design.response_matrix.tolist(),
         },
-        "reanalysis": "randomized ballot (arm 0): q_hat = (mean(column) - c) / t, since "
-        "P(report 1 | true x) = c + t * x; direct ballot (arm 1): the share of 1s; "
-        "difference = randomized - direct, standard error the root of the sum of both "
-        "squared standard errors (Wald)",
+        "reanalysis": f"randomized ballot (arm 0): {randomized['reanalysis']}; direct ballot "
+        "(arm 1): the share of each answer; difference = randomized - direct, standard "
+        "error the root of the sum of both squared standard errors (Wald)",
     }
 
 

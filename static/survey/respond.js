@@ -165,8 +165,8 @@ function showBallot(question) {
   question.el.querySelector(`[data-ballot-note="${question.ballot}"]`).hidden = false;
   question.el.classList.toggle("is-direct", direct);
   for (const hidden of question.el.querySelectorAll(".privacy-line:not(.ballot-note), .steps")) hidden.hidden ||= direct;
-  const label = question.el.querySelector(".choice-label");
-  if (direct && label) label.textContent = t("yourAnswer");
+  const label = question.el.querySelector("[data-direct-label]");
+  if (direct && label) label.textContent = label.dataset.directLabel;
 }
 
 /** Say, before anything is sent, that a question's earlier report will be sent again. */

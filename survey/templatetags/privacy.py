@@ -42,6 +42,14 @@ def percent(value: float | None, digits: int = 1) -> str:
 
 
 @register.filter
+def points(value: float | None) -> str:
+    """A difference of two shares in signed percentage points ("+4.4 pt")."""
+    if value is None:
+        return "—"
+    return local_number(f"{value * 100:+.1f}") + " pt"
+
+
+@register.filter
 def epsilon(value: float | None) -> str:
     """ε as a number, or "∞ (no privacy)" — never a misleading huge number."""
     if value is None or math.isinf(value):

@@ -334,7 +334,6 @@ def respond_sentences() -> dict[str, str]:
             "B, so it does not reveal your answer to A."
         ),
         "direct": gettext("This question is asked directly: your answer is stored as you gave it."),
-        "yourAnswer": gettext("Your answer:"),
         "noise": gettext(
             "Your device added random noise before sending it: any true number could have "
             "given this report."

@@ -63,12 +63,14 @@ def test_the_direct_share_is_saved_and_given_back(api):
         (split_question("half"), "valid number"),
         (split_question(design=SLD, allow_no_privacy=True), "without arms"),
         (
-            split_question(kind="choice", options=["a", "b"], design={"name": "k_rr"}),
-            "yes/no",
+            split_question(
+                kind="choice", options=["a", "b"], design={"name": "direct"}, not_sensitive=True
+            ),
+            "randomized",
         ),
         (
             split_question(kind="number", design={"name": "laplace", "lower": 0, "upper": 9}),
-            "yes/no",
+            "not a number question",
         ),
         (split_question(design={"name": "direct"}, not_sensitive=True), "randomized"),
     ],

@@ -49,12 +49,14 @@ def split_survey(make_survey):
     return survey, question
 
 
-def answer_yes(page, url: str, question) -> tuple[dict, object]:
+def answer(page, url: str, question, role: str = "button", name: str = "Yes"):
+    """Answer the question (its control of ``role`` and ``name``) and send: what was sent,
+    whether the direct ballot's notice showed before answering, and the question."""
     errors, requests = watch(page)
     page.goto(url)
     section = page.locator(f'[data-question="{question.id}"]')
     notice_before = section.get_by_text(NOTICE).is_visible()
-    section.get_by_role("button", name="Yes").click()
+    section.get_by_role(role, name=name).click()
     page.get_by_role("button", name=SEND).click()
     page.get_by_text(SENT).wait_for()
     posts = [r for r in requests if r.method == "POST"]
@@ -69,7 +71,7 @@ def test_the_direct_ballot_is_told_before_answering_and_sends_the_answer_as_give
     survey, question = split_survey
     page.add_init_script(forced_crypto(0))
     url = live_server.url + survey.get_absolute_url()
-    sent, section = answer_yes(page, url, question)
+    sent, section = answer(page, url, question)
     assert sent == {"question": question.id, "value": 1, "arm": 1, "notice_before": True}
     assert stored_reports(survey) == [{question.id: 3}]
     text = section.inner_text()
@@ -91,7 +93,7 @@ def test_the_randomized_ballot_sees_the_coins_and_sends_arm_0(live_server, page,
     assert not section.get_by_text(NOTICE).is_visible()
     assert section.locator("[data-coin]").first.is_visible()
     assert section.locator(".privacy-line").first.is_visible()
-    sent, _ = answer_yes(page, url, question)
+    sent, _ = answer(page, url, question)
     assert sent["arm"] == 0 and sent["notice_before"] is False
     assert page.get_by_text(SENT_RANDOMIZED).is_visible()
     assert stored_reports(survey) == [{question.id: sent["value"]}]
@@ -142,3 +144,50 @@ def test_the_results_page_compares_the_ballots_in_words(
     if os.environ.get("DOCS_SCREENSHOTS"):
         page.locator("table.results").screenshot(path=DOCS / "split-ballot.png")
     context.close()
+
+
+@pytest.fixture
+def choice_split(make_survey):
+    survey = make_survey(0)
+    question = survey.questions.create(
+        position=0,
+        text="How often have you cheated on an exam?",
+        kind="choice",
+        options=["Never", "Once", "Often"],
+        design_name="k_rr",
+        design_params={"epsilon": 2.0},
+        direct_share=0.25,
+    )
+    return survey, question
+
+
+def test_a_choice_question_on_the_direct_ballot_sends_the_option_as_given(
+    live_server, page, choice_split, screenshot
+):
+    survey, question = choice_split
+    page.add_init_script(forced_crypto(0))
+    sent, section = answer(
+        page, live_server.url + survey.get_absolute_url(), question, "radio", "Often"
+    )
+    assert sent == {"question": question.id, "value": 2, "arm": 1, "notice_before": True}
+    assert stored_reports(survey) == [{question.id: 5}]  # ballot · 3 + option
+    assert section.locator("legend").inner_text() == "Your answer"
+    assert not section.locator("[data-spinner]").is_visible()
+    assert page.get_by_text(SENT_AS_GIVEN).is_visible()
+    screenshot(page, "split-choice-direct")
+
+
+def test_a_choice_question_on_the_randomized_ballot_spins_and_sends_arm_0(
+    live_server, page, choice_split
+):
+    survey, question = choice_split
+    # Every word 2³¹ + 3 (3 mod 4: the randomized ballot at s = ¼), one the spinner's
+    # exact draws accept (a word of 2³² − 1 is refused by them for ever).
+    page.add_init_script(forced_crypto(2**31 + 3))
+    sent, section = answer(
+        page, live_server.url + survey.get_absolute_url(), question, "radio", "Often"
+    )
+    assert sent["arm"] == 0 and sent["notice_before"] is False and sent["value"] in (0, 1, 2)
+    assert stored_reports(survey) == [{question.id: sent["value"]}]
+    assert "stays on this device" in section.locator("legend").inner_text()
+    assert page.get_by_text(SENT_RANDOMIZED).is_visible()

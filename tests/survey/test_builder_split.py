@@ -63,14 +63,23 @@ def test_a_bad_share_is_shown_beside_its_field_and_stores_nothing(
     assert Survey.objects.get(pk=draft.pk).design_version == version
 
 
-def test_choice_questions_have_no_share_field(logged_in, draft):
+def test_a_choice_question_takes_a_share_and_a_number_question_none(logged_in, draft):
     fields = {"kind": "choice", "preset": "custom", "design_name": "k_rr", "epsilon": "1"}
     redrawn = logged_in.post(
         f"/surveys/{draft.id}/question-form/?prefix=new",
         {f"new-{k}": v for k, v in {"text": "Faculty?", **fields}.items()},
     ).content.decode()
-    assert "field-options" in redrawn and "field-direct_share" not in redrawn
+    assert "field-options" in redrawn and "field-direct_share" in redrawn
     assert add(logged_in, draft, options="a\nb", direct_share="0.2", **fields).status_code == 302
+    assert draft.questions.last().direct_share == 0.2
+    number = {"kind": "number", "preset": "custom", "design_name": "laplace", "epsilon": "1"}
+    number |= {"lower": "0", "upper": "10"}
+    redrawn = logged_in.post(
+        f"/surveys/{draft.id}/question-form/?prefix=new",
+        {f"new-{k}": v for k, v in {"text": "Hours?", **number}.items()},
+    ).content.decode()
+    assert "field-lower" in redrawn and "field-direct_share" not in redrawn
+    assert add(logged_in, draft, direct_share="0.2", **number).status_code == 302
     assert draft.questions.last().direct_share is None
 
 
