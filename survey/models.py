@@ -298,6 +298,7 @@ class Survey(models.Model):
             if wording := question.texts.get(language):
                 question.text = wording["text"]
                 question.options = wording.get("options") or question.options
+                question.innocuous_text = wording.get("innocuous_text") or question.innocuous_text
 
     @property
     def is_accepting(self) -> bool:
@@ -621,6 +622,9 @@ class DesignFrozen(Exception):
     """The survey has answers, so its designs cannot change any more."""
 
 
+INNOCUOUS_UNASKED = "only a design that asks an innocuous question takes one"
+
+
 def innocuous_text_for(design: Design, text: str) -> str:
     """The innocuous question's wording, checked against the design: required by a design
     that asks one (the respondent answers it on the device), refused by the others."""
@@ -631,7 +635,7 @@ def innocuous_text_for(design: Design, text: str) -> str:
             "sensitive one (e.g. “Were you born in the first half of the year?”); give its wording"
         )
     if text and not design.asks_innocuous:
-        raise ValueError("innocuous_text: only a design that asks an innocuous question takes one")
+        raise ValueError(f"innocuous_text: {INNOCUOUS_UNASKED}")
     return text
 
 

@@ -192,6 +192,53 @@ def test_in_another_language_the_innocuous_question_is_marked_as_the_original(ap
     assert "Ihre wahre Antwort auf diese zweite Frage (bleibt auf diesem Gerät):" in html
 
 
+GEBOREN = "Sind Sie in der ersten Jahreshälfte geboren?"
+
+
+def post_translated(api, design: dict, wording: dict):
+    question = {
+        "text": "Shoplifted?",
+        "design": design,
+        "allow_no_privacy": True,
+        "texts": {"de": {"text": "Ladendiebstahl?", **wording}},
+    }
+    if design["name"] == UQU["name"]:
+        question["innocuous_text"] = BORN
+    body = {"title": "Shops", "languages": ["de"], "questions": [question]}
+    return api.post("/api/surveys/", body, format="json")
+
+
+def test_the_innocuous_question_is_shown_in_the_language_the_respondent_picked(api, client):
+    made = post_translated(api, UQU, {"innocuous_text": f" {GEBOREN} "})
+    assert made.status_code == 201, made.json()
+    texts = made.json()["questions"][0]["texts"]
+    assert texts == {"de": {"text": "Ladendiebstahl?", "innocuous_text": GEBOREN}}
+    Survey.objects.update(status=Survey.Status.OPEN)
+    survey = Survey.objects.get()
+    html = client.get(survey.get_absolute_url() + "?lang=de").content.decode()
+    assert f"<span>{GEBOREN}</span>" in html  # the page's language: no lang of its own
+    assert f"<strong>{GEBOREN}</strong>" in html  # the paper form
+    assert BORN not in html
+    english = client.get(survey.get_absolute_url() + "?lang=en").content.decode()
+    assert BORN in english and GEBOREN not in english
+
+
+@pytest.mark.parametrize(
+    ("design", "wording", "words"),
+    [
+        (SLD, {"innocuous_text": GEBOREN}, "only a design that asks"),
+        (UQU, {"innocuous_text": "  "}, "non-empty"),
+    ],
+)
+def test_a_translated_innocuous_question_is_refused_where_it_has_no_place(
+    api, design, wording, words
+):
+    response = post_translated(api, design, wording)
+    assert response.status_code == 400
+    assert words in str(response.json()["questions[0].texts.de.innocuous_text"])
+    assert not Survey.objects.exists()
+
+
 def test_a_duplicate_keeps_the_innocuous_question(api):
     survey = open_survey(api)
     copy = survey.duplicate(survey.owner)
