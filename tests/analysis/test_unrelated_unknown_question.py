@@ -1,8 +1,8 @@
 """The unrelated question with unknown prevalence as a question of the app: created
 through the API with its innocuous question (ε = ∞ acknowledged), bad input refused
 naming the field with nothing stored, the respondent page asking both true answers on the
-device, the paper steps, the codebook, and both prevalences on the estimates API and the
-results page."""
+device, the paper steps, the codebook, both prevalences on the estimates API, the
+results page and per group in a breakdown, and the planner's sample size."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ import numpy as np
 import pytest
 
 from estimator.arms import UnrelatedQuestionUnknown
-from responses.write import bulk_record
+from responses.write import bulk_record, simulate_respondents
+from survey.builder import Assumptions, plan
 from survey.codebook import codebook
-from survey.models import Survey
+from survey.models import Question, Survey
+from survey.templatetags.privacy import percent
 from tests.analysis.test_arms_question import post_survey, submit
 from tests.storage import nothing_stored, stored_reports
+from tests.survey.api_schema import assert_matches_schema
 
 pytestmark = pytest.mark.django_db
 
@@ -172,8 +175,6 @@ def test_exports_carry_the_arm_and_the_codebook_the_innocuous_question(api, clie
 
 
 def test_simulated_respondents_answer_both_questions(api):
-    from responses.write import simulate_respondents
-
     survey = open_survey(api)
     simulate_respondents(survey, 6000, truth=0.3, rng=np.random.default_rng(4))
     entry = api.get(f"/api/surveys/{survey.id}/estimates/").json()["questions"][0]
@@ -243,3 +244,68 @@ def test_a_duplicate_keeps_the_innocuous_question(api):
     survey = open_survey(api)
     copy = survey.duplicate(survey.owner)
     assert copy.questions.get().innocuous_text == BORN
+
+
+def grouped(api) -> tuple[Survey, Question, Question]:
+    """The unrelated question beside a direct yes/no question (the group), with seeded
+    simulated respondents: a prevalence of 15 % among those answering no, 45 % among
+    those answering yes (the innocuous question at ½ in both, as simulated)."""
+    direct = {"text": "Employed?", "design": {"name": "direct"}, "not_sensitive": True}
+    uqu = {"text": "Shoplifted?", "design": UQU, "allow_no_privacy": True, "innocuous_text": BORN}
+    body = {"title": "Shops", "questions": [uqu, direct]}
+    made = api.post("/api/surveys/", body, format="json")
+    assert made.status_code == 201, made.json()
+    survey = Survey.objects.get(id=made.json()["id"])
+    question, by = survey.questions.order_by("position")
+    rng = np.random.default_rng(21)
+    for group, truth in ((0, 0.15), (1, 0.45)):
+        simulate_respondents(survey, 8000, {question.id: truth, by.id: float(group)}, rng=rng)
+    return survey, question, by
+
+
+def test_a_breakdown_gives_both_prevalences_per_group(api):
+    survey, question, by = grouped(api)
+    path = "/api/surveys/{survey_id}/estimates/breakdown/"
+    response = api.get(path.format(survey_id=survey.id), {"question": question.id, "by": by.id})
+    assert response.status_code == 200, response.json()
+    assert_matches_schema(response, path, "GET")
+    body = response.json()
+    assert body["quantities"] == [{"key": "innocuous", "label": "Innocuous prevalence"}]
+    design = UnrelatedQuestionUnknown()
+    rows = stored_reports(survey)
+    for cell, truth in zip(body["categories"], (0.15, 0.45), strict=True):
+        reports = [r[question.id] for r in rows if r[by.id] == cell["category"]]
+        expected = design.estimate(np.bincount(reports, minlength=4))
+        assert not cell["suppressed"] and cell["n"] == 8000
+        assert cell["estimate"] == pytest.approx(expected["pi"])
+        assert (cell["ci_low"], cell["ci_high"]) == pytest.approx(expected.ci("pi"))
+        assert cell["ci_low"] < truth < cell["ci_high"]
+        innocuous = cell["innocuous"]
+        assert innocuous["estimate"] == pytest.approx(expected["pi_innocuous"])
+        assert innocuous["ci_low"] < 0.5 < innocuous["ci_high"]
+    no, yes = body["categories"]
+    assert no["ci_high"] < yes["ci_low"]  # 15 % and 45 % told apart
+
+
+def test_the_planner_gives_a_sample_size_for_both_answers(api):
+    body = {"design": UQU, "q": 0.2, "half_width": 0.05, "n": 1000}
+    response = api.post("/api/planning/", body, format="json")
+    assert response.status_code == 200, response.json()
+    assert_matches_schema(response, "/api/planning/", "POST")
+    plan = response.json()
+    design = UnrelatedQuestionUnknown()
+    assert plan["n_for_target"] == design.sample_size((0.2, 0.5), 0.05) > 1000
+    assert plan["half_width"] > 0.05 and plan["epsilon"] is None
+    assert "innocuous prevalence is ½" in plan["arms"]
+
+
+def test_the_builders_table_gives_its_sample_size_and_power(api, client, owner):
+    survey = Survey.objects.get(id=post(api, innocuous_text=BORN).json()["id"])
+    client.force_login(owner)
+    html = client.get(f"/surveys/{survey.id}/edit/").content.decode()
+    row = html[html.index("<td>Question 0</td>") :]
+    row = row[: row.index("</tr>")]
+    expected = plan(survey.questions.get().design, Assumptions())
+    assert f"(if the innocuous prevalence is ½)</td><td>{expected['n_for_target']}</td>" in row
+    powers = [percent(expected[key], 0) for key in ("power_one", "power_two")]
+    assert "<td>{}</td><td>{}</td>".format(*powers) in row
