@@ -63,6 +63,7 @@ from survey.models import (
     SharingRefused,
     Survey,
     innocuous_text_for,
+    texts_without_stale_innocuous,
     validate_completion_url,
 )
 from survey.permissions import api_surveys
@@ -877,7 +878,10 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             "direct_share": item["direct_share"],
             "innocuous_text": item["innocuous_text"],
             # A PATCH item that leaves its translations out keeps them.
-            "texts": item["texts"] if "texts" in item else getattr(current, "texts", {}),
+            "texts": texts_without_stale_innocuous(
+                item["texts"] if "texts" in item else getattr(current, "texts", {}),
+                item["innocuous_text"],
+            ),
         }
         if "id" in item:
             survey.questions.filter(id=item["id"]).update(**fields)

@@ -639,6 +639,17 @@ def innocuous_text_for(design: Design, text: str) -> str:
     return text
 
 
+def texts_without_stale_innocuous(texts: dict, innocuous_text: str) -> dict:
+    """A question's translations, less those of an innocuous question it no longer asks:
+    they go with the innocuous question itself, when its design changes."""
+    if innocuous_text:
+        return texts
+    return {
+        code: {key: value for key, value in wording.items() if key != "innocuous_text"}
+        for code, wording in texts.items()
+    }
+
+
 class Question(models.Model):
     class Kind(models.TextChoices):
         BINARY = "binary"
@@ -660,8 +671,8 @@ class Question(models.Model):
     # A choice question's options in a random order on each device; reports keep the
     # canonical option index, so the server never learns the order shown.
     shuffle_options = models.BooleanField(default=False)
-    # The wording in the survey's further languages: {"de": {"text": …, "options": […]}};
-    # reports are the same whatever language was shown.
+    # The wording in the survey's further languages: {"de": {"text": …, "options": […],
+    # "innocuous_text": …}}; reports are the same whatever language was shown.
     texts = models.JSONField(default=dict, blank=True)
     # A split ballot: the share of respondents whose device asks them this randomized
     # yes/no question directly, telling them so before they answer (0 < s < 1).

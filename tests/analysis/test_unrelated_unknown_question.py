@@ -240,6 +240,16 @@ def test_a_translated_innocuous_question_is_refused_where_it_has_no_place(
     assert not Survey.objects.exists()
 
 
+def test_a_new_design_without_an_innocuous_question_drops_its_translations(api):
+    post_translated(api, UQU, {"innocuous_text": GEBOREN})
+    survey = Survey.objects.get()
+    question = survey.questions.get()
+    item = {"id": question.id, "design": SLD, "innocuous_text": "", "allow_no_privacy": True}
+    response = api.patch(f"/api/surveys/{survey.id}/", {"questions": [item]}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["questions"][0]["texts"] == {"de": {"text": "Ladendiebstahl?"}}
+
+
 def test_a_duplicate_keeps_the_innocuous_question(api):
     survey = open_survey(api)
     copy = survey.duplicate(survey.owner)
