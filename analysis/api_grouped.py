@@ -237,7 +237,16 @@ class CompareGroupSerializer(serializers.Serializer):
     text = serializers.CharField()
     n = serializers.IntegerField()
     estimate = serializers.FloatField()
-    std_error = serializers.FloatField()
+    std_error = serializers.FloatField(
+        help_text="as in the breakdown: the difference's std_error is the two combined"
+    )
+    population = serializers.IntegerField(
+        allow_null=True,
+        help_text="N of the finite-population correction applied to this group, as in the "
+        "breakdown (its share of the survey's population size); null when none (always "
+        "for by=arm). The difference's std_error, interval and Wald p-value use it; the "
+        "likelihood-ratio p-value does not.",
+    )
 
 
 class CompareSerializer(serializers.Serializer):

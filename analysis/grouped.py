@@ -402,6 +402,13 @@ class LinkedBreakdowns:
             everyone[report] += n
         return _answered(everyone)
 
+    def population(self, reports: Mapping[int, int]) -> int | None:
+        """A group's N for the finite-population correction: its share of the survey's
+        population size, at the survey's sampling fraction (the same N in the breakdown
+        and in a comparison, so that both show the same standard error)."""
+        total = sum(self.overall()[0].values())
+        return population_for(self.question.survey, sum(reports.values()), total)
+
 
 def _answered(reports: Counter) -> tuple[Counter[int], int]:
     """The reports of those who answered, and the number who skipped (report None)."""
@@ -453,8 +460,7 @@ def breakdown_of(linked: LinkedBreakdowns, by: Question, level: float, method: s
     for category, text, reports, group_skipped in linked.cells(by):
         entry = {"category": category, "text": text, "suppressed": category in linked.hidden[by.id]}
         if not entry["suppressed"]:
-            # A group's population: its share of N, at the survey's sampling fraction.
-            population = population_for(survey, sum(reports.values()), total)
+            population = linked.population(reports)
             entry.update(estimate_entry(question, reports, level, method, population))
             entry["skipped"] = group_skipped
         entries.append(entry)
@@ -525,6 +531,7 @@ def _group(category, text: str, est) -> dict:
         "n": est.n,
         "estimate": est.estimate,
         "std_error": prevalence_std_error(est),
+        "population": est.population,
     }
 
 
@@ -570,7 +577,8 @@ def compare(
                 f"{field}: this group is hidden in the breakdown (too few respondents in it "
                 "or in another group), so it cannot be compared",
             )
-        estimates[field] = _prevalence(question, cells[category][1])
+        reports = cells[category][1]
+        estimates[field] = _prevalence(question, reports, linked.population(reports))
         if not estimates[field].has_data:
             why = estimates[field].message if estimates[field].n else "nobody has answered yet"
             raise AnalysisError(field, f"{field}: in this group, {why[0].lower()}{why[1:]}")

@@ -50,6 +50,7 @@ from survey.distribution import MAX_INVITES, import_too_large, invite_counts, in
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_QUESTIONS, MAX_RESPONSE_QUOTA
 from survey.models import (
     CLASSROOM_SPLIT,
+    INNOCUOUS_UNASKED,
     MAX_COMPLETION_URL,
     MAX_RETENTION_DAYS,
     MIN_CELL_FLOOR,
@@ -62,6 +63,7 @@ from survey.models import (
     SharingRefused,
     Survey,
     innocuous_text_for,
+    texts_without_stale_innocuous,
     validate_completion_url,
 )
 from survey.permissions import api_surveys
@@ -306,8 +308,10 @@ class QuestionSerializer(serializers.Serializer):
     texts = serializers.JSONField(
         required=False,
         help_text='The wording in the survey\'s further languages: {"de": {"text": …, '
-        '"options": [one per option, in order]}}; a language left out shows the original. '
-        "Reports are the same whatever language was shown.",
+        '"options": [one per option, in order], "innocuous_text": …}}; "innocuous_text" '
+        "only for a design that asks an innocuous question (left out, it shows in the "
+        "original); a language left out shows the original. Reports are the same whatever "
+        "language was shown.",
     )
     direct_share = serializers.FloatField(
         required=False,
@@ -753,7 +757,9 @@ def _survey_texts(texts, offered: list[str]) -> dict:
 
 
 def _question_texts(item: dict, offered: list[str], field: str) -> dict:
-    """A question's translations: its text, and for a choice question every option."""
+    """A question's translations: its text, for a choice question every option, and for a
+    design that asks an innocuous question that question too (left out, the respondent
+    reads it in the original)."""
     checked = {}
     for code, wording in _translations(item.get("texts") or {}, offered, field).items():
         text = _wording(wording.get("text"), f"{field}.{code}.text", 500)
@@ -771,6 +777,11 @@ def _question_texts(item: dict, offered: list[str], field: str) -> dict:
             for j, o in enumerate(options)
         ]
         checked[code] = {"text": text, "options": names} if names else {"text": text}
+        if "innocuous_text" in wording:
+            where = f"{field}.{code}.innocuous_text"
+            if not item["design"].asks_innocuous:
+                raise ValidationError({where: [INNOCUOUS_UNASKED]})
+            checked[code]["innocuous_text"] = _wording(wording["innocuous_text"], where, 500)
     return checked
 
 
@@ -868,7 +879,10 @@ def save_questions(survey: Survey, questions: list[dict]) -> None:
             "direct_share": item["direct_share"],
             "innocuous_text": item["innocuous_text"],
             # A PATCH item that leaves its translations out keeps them.
-            "texts": item["texts"] if "texts" in item else getattr(current, "texts", {}),
+            "texts": texts_without_stale_innocuous(
+                item["texts"] if "texts" in item else getattr(current, "texts", {}),
+                item["innocuous_text"],
+            ),
         }
         if "id" in item:
             survey.questions.filter(id=item["id"]).update(**fields)

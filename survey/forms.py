@@ -25,6 +25,7 @@ from survey.models import (
     Question,
     Survey,
     innocuous_text_for,
+    texts_without_stale_innocuous,
 )
 
 # Parameters typed as a list of probabilities in one text field.
@@ -549,5 +550,6 @@ class QuestionForm(forms.Form):
         question.shuffle_options = bool(self.cleaned_data.get("shuffle_options"))
         question.direct_share = self.cleaned_data.get("direct_share")
         question.innocuous_text = self.cleaned_data.get("innocuous_text", "")
+        question.texts = texts_without_stale_innocuous(question.texts, question.innocuous_text)
         question.save()
         return question

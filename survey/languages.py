@@ -61,18 +61,23 @@ def mark_originals(survey, language: str, questions) -> None:
     survey.description_lang = "" if texts.get("description") else original
     survey.consent_lang = original  # the consent text has no translations
     for question in questions:
-        question.text_lang = "" if translated and question.texts.get(language) else original
-        question.innocuous_lang = original  # the innocuous question has no translations
+        wording = question.texts.get(language, {}) if translated else {}
+        question.text_lang = "" if wording else original
+        question.innocuous_lang = "" if wording.get("innocuous_text") else original
 
 
 def untranslated_count(survey, questions, language: str) -> int:
     """How many of the survey's texts (its title, its description if it has one, each
-    question) respondents reading ``language`` see in the original: the builder says so
-    beside the language's link."""
+    question and each innocuous question) respondents reading ``language`` see in the
+    original: the builder says so beside the language's link."""
     texts = survey.texts.get(language, {})
     missing = int(not texts.get("title"))
     missing += int(bool(survey.description) and not texts.get("description"))
-    return missing + sum(not q.texts.get(language) for q in questions)
+    for q in questions:
+        wording = q.texts.get(language, {})
+        missing += int(not wording)
+        missing += int(bool(q.innocuous_text) and not wording.get("innocuous_text"))
+    return missing
 
 
 def _accepted(request: HttpRequest) -> list[str]:

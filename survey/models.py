@@ -298,6 +298,7 @@ class Survey(models.Model):
             if wording := question.texts.get(language):
                 question.text = wording["text"]
                 question.options = wording.get("options") or question.options
+                question.innocuous_text = wording.get("innocuous_text") or question.innocuous_text
 
     @property
     def is_accepting(self) -> bool:
@@ -621,6 +622,9 @@ class DesignFrozen(Exception):
     """The survey has answers, so its designs cannot change any more."""
 
 
+INNOCUOUS_UNASKED = "only a design that asks an innocuous question takes one"
+
+
 def innocuous_text_for(design: Design, text: str) -> str:
     """The innocuous question's wording, checked against the design: required by a design
     that asks one (the respondent answers it on the device), refused by the others."""
@@ -631,8 +635,19 @@ def innocuous_text_for(design: Design, text: str) -> str:
             "sensitive one (e.g. “Were you born in the first half of the year?”); give its wording"
         )
     if text and not design.asks_innocuous:
-        raise ValueError("innocuous_text: only a design that asks an innocuous question takes one")
+        raise ValueError(f"innocuous_text: {INNOCUOUS_UNASKED}")
     return text
+
+
+def texts_without_stale_innocuous(texts: dict, innocuous_text: str) -> dict:
+    """A question's translations, less those of an innocuous question it no longer asks:
+    they go with the innocuous question itself, when its design changes."""
+    if innocuous_text:
+        return texts
+    return {
+        code: {key: value for key, value in wording.items() if key != "innocuous_text"}
+        for code, wording in texts.items()
+    }
 
 
 class Question(models.Model):
@@ -656,8 +671,8 @@ class Question(models.Model):
     # A choice question's options in a random order on each device; reports keep the
     # canonical option index, so the server never learns the order shown.
     shuffle_options = models.BooleanField(default=False)
-    # The wording in the survey's further languages: {"de": {"text": …, "options": […]}};
-    # reports are the same whatever language was shown.
+    # The wording in the survey's further languages: {"de": {"text": …, "options": […],
+    # "innocuous_text": …}}; reports are the same whatever language was shown.
     texts = models.JSONField(default=dict, blank=True)
     # A split ballot: the share of respondents whose device asks them this randomized
     # yes/no question directly, telling them so before they answer (0 < s < 1).

@@ -22,7 +22,8 @@ NAMES = dict(settings.LANGUAGES)
 
 class TranslationForm(forms.Form):
     """The survey's wording in one language: fields ``title``, ``description`` and per
-    question ``q<id>-text`` (and ``q<id>-options``, one per line, for a choice question)."""
+    question ``q<id>-text`` (and ``q<id>-options``, one per line, for a choice question;
+    ``q<id>-innocuous`` for a question that asks an innocuous question beside it)."""
 
     title = forms.CharField(required=False, max_length=200, label="Title")
     description = forms.CharField(
@@ -41,6 +42,7 @@ class TranslationForm(forms.Form):
             wording = q.texts.get(language, {})
             initial[f"q{q.id}-text"] = wording.get("text", "")
             initial[f"q{q.id}-options"] = "\n".join(wording.get("options", []))
+            initial[f"q{q.id}-innocuous"] = wording.get("innocuous_text", "")
         super().__init__(*args, initial=initial, **kwargs)
         for number, q in enumerate(self.questions, start=1):
             self.fields[f"q{q.id}-text"] = forms.CharField(
@@ -53,10 +55,22 @@ class TranslationForm(forms.Form):
                     help_text=" · ".join(q.options),
                     widget=forms.Textarea(attrs={"rows": len(q.options)}),
                 )
+            if q.innocuous_text:
+                self.fields[f"q{q.id}-innocuous"] = forms.CharField(
+                    required=False,
+                    max_length=500,
+                    label=f"Question {number}: the innocuous question",
+                    help_text=q.innocuous_text,
+                )
 
     def clean(self) -> dict:
         cleaned = super().clean()
         for q in self.questions:
+            if cleaned.get(f"q{q.id}-innocuous") and not cleaned.get(f"q{q.id}-text"):
+                self.add_error(
+                    f"q{q.id}-text",
+                    "Translate the question too: its innocuous question is shown beside it.",
+                )
             if q.kind != Question.Kind.CHOICE or not cleaned.get(f"q{q.id}-text"):
                 continue
             raw = cleaned.get(f"q{q.id}-options", "")
@@ -86,6 +100,8 @@ class TranslationForm(forms.Form):
                 wording[language] = {"text": text}
                 if q.kind == Question.Kind.CHOICE:
                     wording[language]["options"] = data[f"q{q.id}-options"]
+                if innocuous := data.get(f"q{q.id}-innocuous", "").strip():
+                    wording[language]["innocuous_text"] = innocuous
             Question.objects.filter(pk=q.pk).update(texts=wording)
 
 

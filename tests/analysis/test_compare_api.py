@@ -4,6 +4,8 @@ p-values; hidden groups of the breakdown cannot be compared."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from estimator.compare import compare
@@ -108,3 +110,36 @@ def test_the_breakdown_page_compares_two_shown_groups(client, owner, study):
     assert f"p = {want['lr_p_value']:.3g} (likelihood ratio)" in page
     hidden = client.get(url, {**params, "b": 1}).content.decode()
     assert "hidden in the breakdown" in hidden and "a difference of" not in hidden
+
+
+def test_with_a_population_size_the_groups_are_corrected_as_in_the_breakdown(client, owner, study):
+    fill(study, [300, 200, 250, 300], seed=3)
+    q = questions(study)
+    params = {"question": q["cheat"], "by": q["faculty"], "a": 3, "b": 0}
+    plain = get(owner, study, **params).json()
+    study.population_size = 1500
+    study.save(update_fields=["population_size"])
+    response = get(owner, study, **params)
+    assert_matches_schema(response, PATH, "GET")
+    body = response.json()
+    breakdown = (
+        api_for(owner)
+        .get(
+            f"/api/surveys/{study.id}/estimates/breakdown/",
+            {"question": q["cheat"], "by": q["faculty"]},
+        )
+        .json()
+    )
+    medicine, arts = breakdown["categories"][3], breakdown["categories"][0]
+    # Each group's share of N: 300 of the 1050 respondents, 429 of the 1500.
+    groups = [medicine["population"], arts["population"]]
+    assert [g["population"] for g in body["groups"]] == groups == [429, 429]
+    assert [g["std_error"] for g in body["groups"]] == pytest.approx(
+        [medicine["std_error"], arts["std_error"]]
+    )
+    assert body["std_error"] == pytest.approx(math.hypot(medicine["std_error"], arts["std_error"]))
+    assert body["std_error"] < plain["std_error"]
+    assert [g["population"] for g in plain["groups"]] == [None, None]
+    client.force_login(owner)
+    page = client.get(f"/surveys/{study.id}/results/breakdown/", params).content.decode()
+    assert "The interval and the Wald test apply the finite-population correction" in page

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from classroom import lessons
-from classroom.models import Action, Lesson
+from classroom.models import Action, Lesson, new_classroom_survey
 from estimator import lessons as maths
 from responses.write import bulk_record
 
@@ -601,6 +601,23 @@ def test_an_attack_lesson_brings_its_own_question_asked_with_coins(instructor, o
     classroom = instructor.get("/classroom/new/")
     assert lesson.survey not in classroom.context["single_questions"]
     assert response.status_code == 302
+
+
+def test_a_question_page_in_class_has_one_visible_heading_naming_where_it_is(
+    client, make_lesson, owner
+):
+    """The survey's title repeats the question, so in class the page's one <h1> names the
+    lesson instead (or says it is a question for the class) rather than being hidden."""
+    lesson = make_lesson(kind=Lesson.Kind.ATTACK)
+    german = client.get(lesson.survey.get_absolute_url(), headers={"accept-language": "de"})
+    html = german.content.decode()
+    assert html.count("<h1") == 1
+    assert '<h1 class="class-heading">Greifen Sie Ihren eigenen Kurs an</h1>' in html
+    demo = new_classroom_survey(owner, "Have you ever skipped a lecture?")
+    html = client.get(demo.get_absolute_url()).content.decode()
+    assert (
+        html.count("<h1") == 1 and '<h1 class="class-heading">A question for the class</h1>' in html
+    )
 
 
 def test_lock_and_new_round_reach_the_phones_answering_the_question(client, make_lesson):

@@ -67,3 +67,17 @@ def test_bad_input_is_shown_beside_its_field_and_stores_nothing(
     assert message in beside, beside
     assert draft.questions.count() == 1
     assert Survey.objects.get(pk=draft.pk).design_version == version
+
+
+def test_editing_to_another_design_drops_the_innocuous_questions_translations(logged_in, draft):
+    question = draft.questions.get()
+    question.design_name = "unrelated_question_unknown"
+    question.design_params = {"p_truth": [0.3, 0.7], "arm_weights": [0.5, 0.5]}
+    question.innocuous_text = BORN
+    question.texts = {"de": {"text": "Gestohlen?", "innocuous_text": "Geboren?"}}
+    question.save()
+    data = {f"q{question.id}-text": "Shoplifted?", f"q{question.id}-preset": "classic"}
+    response = logged_in.post(f"/surveys/{draft.id}/questions/{question.id}/", data)
+    assert response.status_code == 302
+    question.refresh_from_db()
+    assert question.innocuous_text == "" and question.texts == {"de": {"text": "Gestohlen?"}}

@@ -3,6 +3,8 @@ and one translation page per language with errors beside their fields."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from survey.models import AuditEntry, Survey
@@ -85,6 +87,35 @@ def test_a_translation_missing_an_option_is_refused_beside_the_field(logged_in, 
     draft.refresh_from_db()
     year.refresh_from_db()
     assert draft.texts == {} and year.texts == {}
+
+
+def test_the_translation_page_translates_the_innocuous_question(logged_in, draft):
+    born = "Were you born in the first half of the year?"
+    shoplifted = draft.questions.create(
+        position=2,
+        text="Shoplifted?",
+        design_name="unrelated_question_unknown",
+        design_params={"p_truth": [0.3, 0.7], "arm_weights": [0.5, 0.5]},
+        innocuous_text=born,
+    )
+    field = f"q{shoplifted.id}-innocuous"
+    page = logged_in.get(url(draft)).content.decode()
+    assert f'name="{field}"' in page and born in page
+    alone = logged_in.post(url(draft), {"title": "Prüfungen", field: "Geboren?"})
+    assert alone.status_code == 400 and "Translate the question too" in alone.content.decode()
+    data = {"title": "Prüfungen", f"q{shoplifted.id}-text": "Gestohlen?"}
+    assert logged_in.post(url(draft), data).status_code == 302
+    before = untranslated(logged_in, draft)
+    assert logged_in.post(url(draft), data | {field: "Geboren?"}).status_code == 302
+    shoplifted.refresh_from_db()
+    assert shoplifted.texts == {"de": {"text": "Gestohlen?", "innocuous_text": "Geboren?"}}
+    assert untranslated(logged_in, draft) == before - 1
+
+
+def untranslated(logged_in, survey) -> int:
+    """The number of texts the builder says respondents reading German see untranslated."""
+    page = logged_in.get(f"/surveys/{survey.id}/edit/").content.decode()
+    return int(re.search(r'data-untranslated="de">\((\d+) text', page)[1])
 
 
 def test_only_the_surveys_further_languages_have_a_page(logged_in, draft):
