@@ -37,6 +37,7 @@ ARMS_LABELS = (
     gettext_noop("Carriers' honesty t"),
     gettext_noop("Honest “no” β"),
     gettext_noop("Cheaters γ"),
+    gettext_noop("Innocuous prevalence"),
 )
 ROW = 56
 

@@ -183,3 +183,21 @@ def test_the_phones_show_the_carriers_honesty_in_their_language(api, client, lan
     text = " ".join(unescape(re.sub(r"<[^>]+>", " ", status.content.decode())).split())
     percent = f"{t * 100:.0f} %".replace(".", ",")
     assert words.format(t=percent) in text, text
+
+
+@pytest.mark.parametrize("language", ["de", "es", "fr"])
+def test_every_quantity_a_design_with_arms_estimates_reaches_the_students_translated(language):
+    from django.utils import translation
+
+    from classroom.live import ARMS_LABELS
+    from estimator.designs import REGISTRY
+
+    labels = {
+        label
+        for design in REGISTRY.values()
+        if design.has_arms
+        for label in design.quantity_labels.values()
+    }
+    assert labels and labels <= set(ARMS_LABELS)
+    with translation.override(language):
+        assert all(translation.gettext(label) != label for label in labels)
