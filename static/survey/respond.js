@@ -344,7 +344,8 @@ function settle(result, body) {
     const reports = sent.join(", ");
     statusLine.textContent = asGiven ? t("sentAsGiven", { reports }) : t("sent", { reports });
     root.classList.add("is-sent");
-    $("[data-after]").hidden = false;
+    // Only randomized answers are protected by the coins: the sentence says which were.
+    $(`[data-after="${asGiven ? "as-given" : "randomized"}"]`).hidden = false;
     showCompletion();
   } else if (retryable(result)) {
     statusLine.textContent = t("offline");

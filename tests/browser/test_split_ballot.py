@@ -26,6 +26,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 SENT_AS_GIVEN = "which are as you gave them"
 SENT_RANDOMIZED = "Only these randomized answers left this device."
+# Why the answers sent protect the respondent: all randomized, or some asked directly.
+ALL_RANDOMIZED = "every answer we store could have been chosen by the coins"
+SOME_AS_GIVEN = "Answers to questions asked directly are stored as you gave them."
 NOTICE = "This question is asked directly: your answer is sent as you give it, with no coins."
 
 
@@ -174,6 +177,8 @@ def test_a_choice_question_on_the_direct_ballot_sends_the_option_as_given(
     assert section.locator("legend").inner_text() == "Your answer"
     assert not section.locator("[data-spinner]").is_visible()
     assert page.get_by_text(SENT_AS_GIVEN).is_visible()
+    assert page.get_by_text(SOME_AS_GIVEN).is_visible()
+    assert not page.get_by_text(ALL_RANDOMIZED).is_visible()
     screenshot(page, "split-choice-direct")
 
 
@@ -191,3 +196,5 @@ def test_a_choice_question_on_the_randomized_ballot_spins_and_sends_arm_0(
     assert stored_reports(survey) == [{question.id: sent["value"]}]
     assert "stays on this device" in section.locator("legend").inner_text()
     assert page.get_by_text(SENT_RANDOMIZED).is_visible()
+    assert page.get_by_text(ALL_RANDOMIZED).is_visible()
+    assert not page.get_by_text(SOME_AS_GIVEN).is_visible()

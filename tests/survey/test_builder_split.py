@@ -72,6 +72,8 @@ def test_a_choice_question_takes_a_share_and_a_number_question_none(logged_in, d
     assert "field-options" in redrawn and "field-direct_share" in redrawn
     assert add(logged_in, draft, options="a\nb", direct_share="0.2", **fields).status_code == 302
     assert draft.questions.last().direct_share == 0.2
+    page = logged_in.get(f"/surveys/{draft.id}/edit/")
+    assert page.status_code == 200 and "Split ballot: share asked directly" in page.content.decode()
     number = {"kind": "number", "preset": "custom", "design_name": "laplace", "epsilon": "1"}
     number |= {"lower": "0", "upper": "10"}
     redrawn = logged_in.post(
