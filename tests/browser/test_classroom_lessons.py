@@ -167,11 +167,16 @@ def test_differencing_lock_unlock_reveal_and_next_reach_every_phone(
 def test_a_phone_that_sends_while_locked_is_told_and_nothing_is_stored(live_server, browser, owner):
     lesson = Lesson.objects.create(owner=owner, kind=Lesson.Kind.EXPONENTIAL)
     (phone,) = open_phones(browser, live_server, lesson, 1)
+    # The phone's polls are held back, so that it still shows the open step when the
+    # lesson is locked (on a slow machine a poll could otherwise come first).
+    polls = re.compile(r"/l/[^/]+/live/")
+    phone.route(polls, lambda route: route.abort())
     lesson.go(is_locked=True)  # locked after the page loaded, before its next poll
     phone.get_by_role("button", name="Cryptography").click()
     expect(phone.locator("[data-error]")).to_have_text(re.compile("locked.*nothing was sent"))
     expect(phone.locator("[data-sent]")).to_have_count(0)
     assert not Action.objects.exists()
+    phone.unroute(polls)
     lesson.go(is_locked=False)
     expect(phone.get_by_role("button", name="Cryptography")).to_be_enabled(timeout=FOLLOW)
     phone.get_by_role("button", name="Cryptography").click()
