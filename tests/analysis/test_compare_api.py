@@ -20,17 +20,16 @@ def get(user, survey, **params):
     return api_for(user).get(PATH.format(survey_id=survey.id), params)
 
 
+def faculty_breakdown(owner, study, q) -> dict:
+    """The breakdown of cheating by faculty, as the owner reads it."""
+    params = {"question": q["cheat"], "by": q["faculty"]}
+    return api_for(owner).get(f"/api/surveys/{study.id}/estimates/breakdown/", params).json()
+
+
 def test_the_difference_between_two_faculties_is_the_maths_on_their_counts(owner, study):
     fill(study, [300, 200, 250, 300], seed=3)
     q = questions(study)
-    breakdown = (
-        api_for(owner)
-        .get(
-            f"/api/surveys/{study.id}/estimates/breakdown/",
-            {"question": q["cheat"], "by": q["faculty"]},
-        )
-        .json()
-    )
+    breakdown = faculty_breakdown(owner, study, q)
     response = get(owner, study, question=q["cheat"], by=q["faculty"], a=3, b=0)
     assert response.status_code == 200, response.json()
     assert_matches_schema(response, PATH, "GET")
@@ -122,14 +121,7 @@ def test_with_a_population_size_the_groups_are_corrected_as_in_the_breakdown(cli
     response = get(owner, study, **params)
     assert_matches_schema(response, PATH, "GET")
     body = response.json()
-    breakdown = (
-        api_for(owner)
-        .get(
-            f"/api/surveys/{study.id}/estimates/breakdown/",
-            {"question": q["cheat"], "by": q["faculty"]},
-        )
-        .json()
-    )
+    breakdown = faculty_breakdown(owner, study, q)
     medicine, arts = breakdown["categories"][3], breakdown["categories"][0]
     # Each group's share of N: 300 of the 1050 respondents, 429 of the 1500.
     groups = [medicine["population"], arts["population"]]

@@ -21,20 +21,25 @@ pytestmark = pytest.mark.django_db(transaction=True)
 BORN = "Were you born in the first half of the year?"
 
 
+def shoplifted(survey, p_truth: tuple[float, float]):
+    """The sensitive question with an innocuous one of unknown prevalence, equal arms."""
+    return survey.questions.create(
+        position=0,
+        text="Have you ever shoplifted?",
+        kind="binary",
+        design_name="unrelated_question_unknown",
+        design_params={"p_truth": list(p_truth), "arm_weights": [0.5, 0.5]},
+        innocuous_text=BORN,
+    )
+
+
 def test_the_page_asks_both_answers_and_sends_only_the_report_and_arm(
     live_server, page, make_survey, tmp_path
 ):
     survey = make_survey(0)
     # Arm A always answers the innocuous question, arm B the sensitive one: the report
     # then says which answer the device used, whatever arm it drew.
-    question = survey.questions.create(
-        position=0,
-        text="Have you ever shoplifted?",
-        kind="binary",
-        design_name="unrelated_question_unknown",
-        design_params={"p_truth": [0.0, 1.0], "arm_weights": [0.5, 0.5]},
-        innocuous_text=BORN,
-    )
+    question = shoplifted(survey, (0.0, 1.0))
     page.add_init_script(THROW_ON_MATH_RANDOM)
     errors, requests = watch(page)
     page.goto(live_server.url + survey.get_absolute_url())
@@ -70,14 +75,7 @@ def test_its_respondent_page_and_paper_form_have_no_serious_accessibility_violat
     live_server, request, make_survey
 ):
     survey = make_survey(0)
-    survey.questions.create(
-        position=0,
-        text="Have you ever shoplifted?",
-        kind="binary",
-        design_name="unrelated_question_unknown",
-        design_params={"p_truth": [0.3, 0.7], "arm_weights": [0.5, 0.5]},
-        innocuous_text=BORN,
-    )
+    shoplifted(survey, (0.3, 0.7))
     page = request.getfixturevalue("axe_page")
     page.goto(live_server.url + survey.get_absolute_url())
     assert serious_violations(page) == []
@@ -87,14 +85,7 @@ def test_its_respondent_page_and_paper_form_have_no_serious_accessibility_violat
 
 def test_prefer_not_to_answer_clears_both_answers_and_sends_a_skip(live_server, page, make_survey):
     survey = make_survey(0)
-    question = survey.questions.create(
-        position=0,
-        text="Have you ever shoplifted?",
-        kind="binary",
-        design_name="unrelated_question_unknown",
-        design_params={"p_truth": [0.3, 0.7], "arm_weights": [0.5, 0.5]},
-        innocuous_text=BORN,
-    )
+    question = shoplifted(survey, (0.3, 0.7))
     errors, requests = watch(page)
     page.goto(live_server.url + survey.get_absolute_url())
     section = page.locator(f'[data-question="{question.id}"]')
