@@ -80,7 +80,7 @@ class BallotQuantity(serializers.Serializer):
 
 
 class BallotDifference(BallotQuantity):
-    p_value = _number("Wald test of no difference.")
+    p_value = _number("Test of no difference: Wald's for shares, Welch's t for means.")
 
 
 class BinaryEntry(EntryBase, ArmsQuantities):
@@ -187,6 +187,15 @@ class BinEntry(serializers.Serializer):
     count = serializers.IntegerField()
 
 
+class NumberArmCount(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The ballot: 0 randomized, 1 asked directly.")
+    n = serializers.IntegerField(help_text="Answers given on this ballot.")
+    sum = serializers.IntegerField(
+        help_text="Their sum (reports with noise on the randomized ballot, answers as given "
+        "on the direct one)."
+    )
+
+
 class NumberEntry(EntryBase):
     kind = serializers.ChoiceField(choices=["number"])
     mean = _number("Mean of the reports, clipped to [lower, upper] for display.")
@@ -201,7 +210,28 @@ class NumberEntry(EntryBase):
     warning = serializers.CharField(
         allow_null=True, help_text="Set when the reports contradict the design."
     )
-    histogram = BinEntry(many=True, help_text="Reports per bin, from the tallies.")
+    histogram = BinEntry(
+        many=True,
+        help_text="Reports per bin, from the tallies (a split ballot: its randomized ballot's).",
+    )
+    arms = NumberArmCount(
+        many=True, required=False, help_text="A split ballot: answers per ballot."
+    )
+    direct = serializers.JSONField(
+        required=False,
+        help_text="true when the question is asked directly; for a split ballot the direct "
+        "ballot's mean with its t interval {estimate, std_error, ci_low, ci_high} (the mean "
+        "above reads the randomized ballot alone).",
+    )
+    direct_share = serializers.FloatField(
+        required=False, help_text="A split ballot: the share its devices asked directly."
+    )
+    difference = BallotDifference(
+        required=False,
+        help_text="A split ballot: randomized mean minus the direct one, with Welch's t "
+        "interval and test (null until each ballot has two answers).",
+    )
+    words = serializers.CharField(required=False, help_text="That difference in words.")
 
 
 ESTIMATE_ENTRY = PolymorphicProxySerializer(

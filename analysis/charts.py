@@ -22,7 +22,7 @@ from analysis.display import ChoiceDisplay, NumberDisplay, choice_display, numbe
 from analysis.results import QuestionResult, SurveyResults
 from estimator.estimates import ChoiceEstimate, NumberEstimate, NumberStats
 from estimator.one_bit import OneBitEstimate
-from responses.counts import HourTally
+from responses.counts import HourTally, QuestionTally
 from survey.models import Question
 
 WIDTH = 720
@@ -237,16 +237,13 @@ def means_over_time(question: Question, hours: list[HourTally], level: float) ->
     answers, from the cumulative hourly tallies (count, sum and sum of squares, and the
     counts per key for a design that reads them)."""
     points = []
-    n = total = total_sq = simulated = 0  # Python integers: sums of squares stay exact
-    counts: Counter[int] = Counter()
+    so_far = QuestionTally()  # Python integers: sums of squares stay exact
     for hour in hours:
-        n, total = n + hour.tally.count, total + hour.tally.total
-        total_sq, simulated = total_sq + hour.tally.total_sq, simulated + hour.tally.simulated
-        counts.update(hour.tally.counts)
-        estimate = question.design.estimate_from_tally(counts, NumberStats(n, total, total_sq))
+        so_far.merge(hour.tally)
+        estimate = so_far.estimate(question.design)
         mean = estimate.estimate
         low, high = estimate.ci(level) or (mean, mean)
-        points.append(TimePoint(hour.hour, n, simulated, mean, low, high))
+        points.append(TimePoint(hour.hour, estimate.n, so_far.simulated, mean, low, high))
     return points
 
 

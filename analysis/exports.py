@@ -51,24 +51,26 @@ def estimate_rows(entry: dict) -> list[dict]:
     if "options" in entry:
         return [*_option_rows(common, entry), *_option_ballot_rows(common, entry)]
     if "mean" in entry:
-        return [
-            common
-            | {"estimate": entry["mean"], "estimate_unbiased": entry["mean_unbiased"]}
-            | {key: entry[key] for key in ("std_error", "ci_low", "ci_high")}
-        ]
+        # A split ballot's direct mean and difference follow, as quantities.
+        mean = common | {"estimate": entry["mean"], "estimate_unbiased": entry["mean_unbiased"]}
+        mean |= {key: entry[key] for key in ("std_error", "ci_low", "ci_high")}
+        return [mean, *_quantity_rows(common, entry)]
     if "arms" in entry:
         # A design with arms: the prevalence's row, then one per other quantity (named in
         # ``option``: honesty, honest_no, cheaters), each with its SE and interval.
         main = {key: value for key, value in entry.items() if key in ESTIMATE_COLUMNS}
-        quantities = [
-            common
-            | {"option": key, "option_text": key.replace("_", " ")}
-            | {k: entry[key][k] for k in ("estimate", "std_error", "ci_low", "ci_high")}
-            for key in QUANTITY_KEYS
-            if isinstance(entry.get(key), dict)
-        ]
-        return [main | common, *quantities]
+        return [main | common, *_quantity_rows(common, entry)]
     return [entry | common]
+
+
+def _quantity_rows(common: dict, entry: dict) -> list[dict]:
+    return [
+        common
+        | {"option": key, "option_text": key.replace("_", " ")}
+        | {k: entry[key][k] for k in ("estimate", "std_error", "ci_low", "ci_high")}
+        for key in QUANTITY_KEYS
+        if isinstance(entry.get(key), dict)
+    ]
 
 
 def _option_rows(common: dict, entry: dict) -> list[dict]:

@@ -32,6 +32,7 @@ from estimator.regression import (
     fit,
     fit_with_randomized_covariate,
 )
+from estimator.split import RANDOMIZED_BALLOT
 from responses.counts import SurveyCounts, survey_counts
 from survey.codebook import question_columns
 from survey.models import Question, Survey
@@ -243,13 +244,20 @@ def _number_entry(
     question: Question, reports: Mapping[int, int], level: float, population: int | None
 ) -> dict:
     """The mean of a number question's reports with its interval, as on the results
-    page: from (count, Σ report, Σ report²), or the counts of each report (one bit)."""
+    page: from (count, Σ report, Σ report²), or the counts of each report (one bit). A
+    split ballot's groups read its randomized ballot (its direct answers are on the
+    results page)."""
+    design = question.design
+    if design.split_ballot:
+        decoded = (design.decode(report) + (n,) for report, n in reports.items())
+        reports = {value: n for ballot, value, n in decoded if ballot == RANDOMIZED_BALLOT}
+        design = design.randomized_design
     stats = NumberStats(
         sum(reports.values()),
         sum(r * n for r, n in reports.items()),
         sum(r * r * n for r, n in reports.items()),
     )
-    design, keyed = question.design, Counter()
+    keyed = Counter()
     for report, n in reports.items():
         keyed[design.tally_key(report)] += n
     est = design.estimate_from_tally(keyed, stats, population)
@@ -627,7 +635,7 @@ def arms_compared(
     if picked[0] == picked[1]:
         raise AnalysisError("b", "a and b must be two different arms")
     tally = (counts or survey_counts(survey)).tally(question.id)
-    est = question.design.estimate_from_tally(tally.counts, tally.stats)
+    est = tally.estimate(question.design)
     if not est.has_data:
         raise AnalysisError("question", f"{named(question)}: {est.message}")
     comparison = compare_arms(est, level)

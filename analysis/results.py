@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from estimator.arms import ArmsEstimate
-from estimator.compare import Comparison
+from estimator.compare import Comparison, MeanComparison
 from estimator.designs import composition, json_epsilon
 from estimator.estimates import (
     MEAN_METHODS,
@@ -30,7 +30,7 @@ from estimator.intervals import (
     check_level,
     check_method,
 )
-from estimator.split import EqualityTest, SplitChoiceEstimate, SplitEstimate
+from estimator.split import EqualityTest, SplitChoiceEstimate, SplitEstimate, SplitNumberEstimate
 from responses.counts import QuestionTally, SurveyCounts, survey_counts
 from survey.models import Question, Survey
 
@@ -68,7 +68,7 @@ class QuestionResult:
         """Everyone who answered: a split ballot's estimate counts its randomized ballot
         only, so its direct ballot is added here."""
         est = self.estimate
-        split = isinstance(est, SplitEstimate | SplitChoiceEstimate)
+        split = isinstance(est, SplitEstimate | SplitChoiceEstimate | SplitNumberEstimate)
         return est.n + (est.direct_n if split else 0)
 
     @property
@@ -185,7 +185,7 @@ class QuestionResult:
             entry |= {"kind": self.kind, "options": self.options, "warning": self.warning}
             entry |= self.choice_split or {}
         else:
-            entry |= self._number(est)
+            entry |= self._number(est) | (self.number_split or {})
         entry |= {
             "level": self.level,
             "method": self.interval_method,
@@ -227,6 +227,26 @@ class QuestionResult:
             ),
             "difference": _difference(comparison),
             "words": difference_words(comparison),
+        }
+
+    @property
+    def number_split(self) -> dict | None:
+        """A number question's split ballot: answers per ballot, the direct ballot's
+        mean and the difference of means randomized − direct (Welch), each with SE and
+        interval; None for other questions."""
+        est = self.estimate
+        if not isinstance(est, SplitNumberEstimate):
+            return None
+        direct, comparison = est.direct, est.comparison(self.level)
+        return {
+            "arms": [
+                {"index": 0, "n": est.n, "sum": est.stats.total},
+                {"index": 1, "n": est.direct_n, "sum": est.direct_stats.total},
+            ],
+            "direct_share": self.question.direct_share,
+            "direct": _ballot(direct.estimate, direct.std_error, direct.ci(self.level)),
+            "difference": _difference(comparison),
+            "words": mean_difference_words(comparison),
         }
 
     @property
@@ -327,13 +347,13 @@ def _ballot(estimate: float | None, std_error: float | None, interval: Any) -> d
     return {"estimate": estimate, "std_error": std_error, "ci_low": low, "ci_high": high}
 
 
-def _difference(comparison: Comparison | None) -> dict:
-    """Randomized − direct with its Wald interval and p-value (all None until both
-    ballots have answers)."""
+def _difference(comparison: Comparison | MeanComparison | None) -> dict:
+    """Randomized − direct with its interval and p-value (Wald for shares, Welch for
+    means; all None until both ballots have answers)."""
     if comparison is None:
         return dict.fromkeys(("estimate", "std_error", "ci_low", "ci_high", "p_value"))
     return _ballot(comparison.difference, comparison.std_error, comparison.ci()) | {
-        "p_value": comparison.wald_p_value
+        "p_value": comparison.p_value
     }
 
 
@@ -353,6 +373,24 @@ def difference_words(comparison: Comparison | None, answer: str = "“yes”") -
         return words + ": significantly more admitted with randomized response."
     if high < 0:
         return words + ": significantly fewer admitted with randomized response."
+    return words + ": the interval includes 0, no clear difference."
+
+
+def mean_difference_words(comparison: MeanComparison | None) -> str:
+    """A number split ballot's difference of means (randomized − direct) in words."""
+    if comparison is None:
+        return "The comparison needs two answers on each ballot."
+    diff, low, high = comparison.difference, *comparison.ci()
+    higher = "higher" if diff >= 0 else "lower"
+    words = (
+        f"Randomized response found a mean {abs(diff):.3g} {higher} than asking directly "
+        f"({100 * comparison.level:g} % interval {low:+.3g} to {high:+.3g}, "
+        f"p = {comparison.p_value:.2g}, Welch)"
+    )
+    if low > 0:
+        return words + ": significantly higher with randomized response."
+    if high < 0:
+        return words + ": significantly lower with randomized response."
     return words + ": the interval includes 0, no clear difference."
 
 
@@ -469,6 +507,6 @@ def survey_results(
     for question in questions:
         tally = counts.tally(question.id)
         population = population_for(survey, tally.stats.count)
-        estimate = question.design.estimate_from_tally(tally.counts, tally.stats, population)
+        estimate = tally.estimate(question.design, population)
         results.append(QuestionResult(question, estimate, level, method, tally.simulated, tally))
     return SurveyResults(survey, results, level, method)

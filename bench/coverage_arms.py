@@ -1,5 +1,5 @@
-"""Coverage of the designs with arms, the split-ballot difference (yes/no and multiple
-choice) and the one-bit mean.
+"""Coverage of the designs with arms, the split-ballot difference (yes/no, multiple
+choice and numbers) and the one-bit mean.
 
 Run: ``.venv/bin/python bench/coverage_arms.py [--reps 300]`` (part of ``coverage.py``).
 Each cell draws ``reps`` surveys of n respondents (the arm by the design's weights, the
@@ -27,10 +27,16 @@ from estimator.arms import (  # noqa: E402
     UnrelatedQuestionUnknown,
 )
 from estimator.compare import compare  # noqa: E402
-from estimator.designs import DirectBinary, ForcedResponse, KRandomizedResponse  # noqa: E402
+from estimator.designs import (  # noqa: E402
+    DirectBinary,
+    ForcedResponse,
+    KRandomizedResponse,
+    Laplace,
+)
+from estimator.estimates import NumberStats  # noqa: E402
 from estimator.intervals import affine_interval  # noqa: E402
 from estimator.one_bit import OneBitMean  # noqa: E402
-from estimator.split import SplitDesign  # noqa: E402
+from estimator.split import SplitDesign, with_direct_share  # noqa: E402
 
 NS = (50, 200, 1000)
 LEVEL = 0.95
@@ -96,6 +102,28 @@ def choice_split_cell(
     return list(hits / reps)
 
 
+def number_split_cell(
+    shares_rr: np.ndarray, shares_direct: np.ndarray, n: int, share: float, reps, rng
+) -> float:
+    """A number split ballot (Laplace ε = 1 on 0…10): the difference of means, Welch.
+    The true values follow ``shares_rr`` on the randomized ballot and ``shares_direct``
+    on the direct one (answers shaded when asked directly)."""
+    split = with_direct_share(Laplace(epsilon=1.0, lower=0, upper=10), share)
+    support = np.arange(11)
+    truth = float((shares_rr - shares_direct) @ support)
+    hits = 0
+    for _ in range(reps):
+        n_direct = rng.binomial(n, share)
+        reports = split.randomized_design.simulate(rng.choice(11, n - n_direct, p=shares_rr), rng)
+        answers = rng.choice(11, n_direct, p=shares_direct)
+        stats = [NumberStats(len(v), int(v.sum()), int((v * v).sum())) for v in (reports, answers)]
+        comparison = split.estimate(stats[0], direct=stats[1]).comparison(LEVEL)
+        if comparison is None:
+            continue
+        hits += comparison.ci_low <= truth <= comparison.ci_high
+    return hits / reps
+
+
 def report(reps: int, seed: int) -> bool:
     rng = np.random.default_rng(seed)
     ok = True
@@ -131,6 +159,25 @@ def report(reps: int, seed: int) -> bool:
         row = [c for a, b in pairs for c in choice_split_cell(a, b, n, 0.3, reps, rng)]
         grid.append(row)
         print(f"{n:<7}" + "".join(f"{100 * c:18.1f}" for c in row))
+    ok &= _targets(np.array(grid))
+    support = np.arange(11)
+    skewed = 0.7**support / (0.7**support).sum()
+    uniform = np.full(11, 1 / 11)
+    # Asked directly, everyone says two less (not below 0).
+    shaded = np.bincount(np.maximum(support - 2, 0), weights=skewed, minlength=11)
+    number_cases = {
+        "uniform, same": (uniform, uniform),
+        "skewed vs shaded": (skewed, shaded),
+        "uniform vs skewed": (uniform, skewed),
+    }
+    print("\nSplit ballot, number (Laplace ε = 1 on 0…10, share 0.3): difference of means,")
+    print(f"Welch, {reps} surveys per cell")
+    print("n      " + "".join(f"{name:>20}" for name in number_cases))
+    grid = []
+    for n in NS:
+        row = [number_split_cell(a, b, n, 0.3, reps, rng) for a, b in number_cases.values()]
+        grid.append(row)
+        print(f"{n:<7}" + "".join(f"{100 * c:20.1f}" for c in row))
     ok &= _targets(np.array(grid))
     ok &= one_bit_report(max(reps, 20_000), rng)
     return ok

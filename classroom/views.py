@@ -365,7 +365,7 @@ def _live_questions(
             live.append(number_live(question, tally.stats, n_simulated, tally.skipped))
         else:
             # A design with arms reads its reports per arm from the same tally keys.
-            estimate = question.design.estimate_from_tally(by_value, tally.stats)
+            estimate = tally.estimate(question.design)
             result = QuestionResult(question, estimate, DEFAULT_LEVEL, DEFAULT_METHOD, n_simulated)
             live.append(LiveQuestion(result, true_rate, tally.skipped))
     return live

@@ -49,6 +49,11 @@ class Comparison:
     def ci(self) -> tuple[float, float]:
         return self.ci_low, self.ci_high
 
+    @property
+    def p_value(self) -> float:
+        """The p-value shown beside the interval: Wald's, which the interval inverts."""
+        return self.wald_p_value
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "a": self.estimate_a,
@@ -127,6 +132,69 @@ def compare(
         ci_high=min(1.0, high) if clipped else high,
         wald_p_value=wald,
         lr_p_value=lr_p_value(a, b),
+        level=level,
+    )
+
+
+@dataclass(frozen=True)
+class MeanComparison:
+    """Mean in group a minus group b (a split ballot's randomized and direct ballots),
+    with Welch's t interval and test. Means have no likelihood-ratio test here: the noise
+    law is known, but not the law of the true values it is added to."""
+
+    estimate_a: float
+    estimate_b: float
+    difference: float
+    std_error: float
+    df: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    level: float
+
+    def ci(self) -> tuple[float, float]:
+        return self.ci_low, self.ci_high
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.estimate_a,
+            "b": self.estimate_b,
+            "difference": self.difference,
+            "std_error": self.std_error,
+            "df": self.df,
+            "ci": [self.ci_low, self.ci_high],
+            "level": self.level,
+            "p_value": self.p_value,
+        }
+
+
+def compare_means(a: Any, b: Any, level: float = DEFAULT_LEVEL) -> MeanComparison:
+    """Mean a − mean b of two independent groups of reports (each a
+    :class:`~estimator.estimates.NumberEstimate`, with or without noise): the unbiased
+    means, the standard error √(SE_a² + SE_b²) and Welch–Satterthwaite's degrees of
+    freedom, since the noise makes the two groups' variances unequal by design."""
+    level = check_level(level)
+    if a.std_error is None or b.std_error is None:
+        raise ValueError("both groups need at least two reports to compare their means")
+    difference = a.estimate_unbiased - b.estimate_unbiased
+    va, vb = a.std_error**2, b.std_error**2
+    se = math.sqrt(va + vb)
+    if se > 0:
+        df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
+        half = float(sps.t.isf((1 - level) / 2, df)) * se
+        p_value = float(2 * sps.t.sf(abs(difference) / se, df))
+    else:
+        df, half = float(a.n + b.n - 2), 0.0
+        p_value = 1.0 if difference == 0 else 0.0
+    return MeanComparison(
+        estimate_a=a.estimate_unbiased,
+        estimate_b=b.estimate_unbiased,
+        difference=difference,
+        std_error=se,
+        df=df,
+        ci_low=difference - half,
+        ci_high=difference + half,
+        p_value=p_value,
         level=level,
     )
 

@@ -105,6 +105,15 @@ class Design:
     regression_with_arms: ClassVar[bool] = False
     # A split ballot's share asked directly (estimator.split); None for every design here.
     direct_share: ClassVar[float | None] = None
+    # Whether a share of respondents can be asked this design's question directly on a
+    # split ballot: its reports and the direct answers must be told apart in the tallies
+    # and compared (yes/no, options, a number plus noise; not one bit standing for a number).
+    offers_split_ballot: ClassVar[bool] = False
+
+    @classmethod
+    def splits(cls) -> bool:
+        """Whether the builder offers a split ballot on this design."""
+        return cls.offers_split_ballot and cls.randomized and not cls.has_arms
 
     def _check_params(self) -> None:
         for param in self.PARAMS:
@@ -176,7 +185,12 @@ class Design:
         return int(report)
 
     def estimate_from_tally(
-        self, counts: Mapping[int, int], stats: NumberStats, population: int | None = None
+        self,
+        counts: Mapping[int, int],
+        stats: NumberStats,
+        population: int | None = None,
+        *,
+        key_stats: Mapping[int, NumberStats] | None = None,
     ) -> Any:
         """The estimate from what the tallies keep: reports counted per tally key, and
         their count, sum and sum of squares. Designs with a few outputs read the counts.
@@ -219,6 +233,7 @@ class BinaryDesign(Design):
     """
 
     kind: ClassVar[str] = "binary"
+    offers_split_ballot: ClassVar[bool] = True
     name: ClassVar[str] = "binary"
     label: ClassVar[str] = "Yes/no"
     output_values: ClassVar[tuple[int, ...]] = (0, 1)
@@ -548,6 +563,7 @@ class ChoiceDesign(Design):
     """
 
     kind: ClassVar[str] = "choice"
+    offers_split_ballot: ClassVar[bool] = True
     needs_options: ClassVar[bool] = True
     k: int | None = None
 
@@ -728,6 +744,7 @@ class NumberDesign(Design):
     """An integer in [lower, upper] plus integer noise of a known law (none when direct)."""
 
     kind: ClassVar[str] = "number"
+    offers_split_ballot: ClassVar[bool] = True
     noise_words: ClassVar[str] = (
         "two-sided geometric: P(noise = z) = (1 - alpha) / (1 + alpha) * alpha^|z|, "
         "alpha = exp(-epsilon / (upper - lower)); none when asked directly"
@@ -800,7 +817,12 @@ class NumberDesign(Design):
         ]
 
     def estimate_from_tally(
-        self, counts: Mapping[int, int], stats: NumberStats, population: int | None = None
+        self,
+        counts: Mapping[int, int],
+        stats: NumberStats,
+        population: int | None = None,
+        *,
+        key_stats: Mapping[int, NumberStats] | None = None,
     ) -> NumberEstimate:
         return self.estimate(stats, population=population)
 

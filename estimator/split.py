@@ -1,16 +1,19 @@
-"""The split ballot: a randomized yes/no or multiple-choice question of which a share
-``s`` of respondents, drawn by their own device before they answer, is asked directly and
-told so.
+"""The split ballot: a randomized question of which a share ``s`` of respondents, drawn
+by their own device before they answer, is asked directly and told so.
 
-The ballot is an arm: a report is stored as ``ballot · m + answer`` (ballot 0 randomized,
-1 direct; m the question's number of answers: 2 for yes/no, k for k options), like the
-reports of the designs with arms (:mod:`estimator.arms`), so that tallies, exports and
-imports keep the two ballots apart. The randomized estimate reads the randomized ballot
-alone; the direct ballot gives plain proportions, and :mod:`estimator.compare` their
-difference ("did randomized response help?"), per option for a choice question.
+The ballot is an arm, stored in the report itself like the arms of :mod:`estimator.arms`
+so that tallies, exports and imports keep the two ballots apart:
 
-Number questions have no split ballot: their tallies keep one sum and one sum of squares
-per question, so a second ballot's mean could not be told apart from the first's.
+- yes/no and choice questions store ``ballot · m + answer`` (ballot 0 randomized,
+  1 direct; m the question's number of answers: 2 for yes/no, k for k options);
+- number questions store a randomized report as it is, and a direct answer v as
+  ``v + shift``, beyond every report the randomized ballot can make; its tally keys lie
+  beyond the randomized ballot's bins, so the sums kept per tally key give each ballot's
+  count, sum and sum of squares exactly.
+
+The randomized estimate reads the randomized ballot alone; the direct ballot gives plain
+proportions or a plain mean, and :mod:`estimator.compare` their difference ("did
+randomized response help?"), per option for a choice question.
 
 References
 ----------
@@ -30,18 +33,26 @@ from scipy import stats as sps
 
 from estimator.compare import (
     Comparison,
+    MeanComparison,
     check_direct_share,
     compare,
+    compare_means,
     simulate_split,
     split_ballot,
 )
-from estimator.designs import BinaryDesign, ChoiceDesign, DirectChoice, _check_index, _count_vector
-from estimator.estimates import BinaryEstimate, ChoiceEstimate, NumberStats
+from estimator.designs import (
+    BinaryDesign,
+    ChoiceDesign,
+    DirectChoice,
+    DirectNumber,
+    NumberDesign,
+    _check_index,
+    _count_vector,
+)
+from estimator.estimates import BinaryEstimate, ChoiceEstimate, NumberEstimate, NumberStats
 from estimator.intervals import DEFAULT_LEVEL
 
 BALLOTS = 2
-# The kinds of question a split ballot is offered on.
-SPLIT_KINDS = ("binary", "choice")
 # The ballot of a report (its arm): what the export's arm column holds.
 RANDOMIZED_BALLOT, DIRECT_BALLOT = 0, 1
 
@@ -138,42 +149,65 @@ class SplitChoiceEstimate(ChoiceEstimate):
         return EqualityTest(statistic, df, float(sps.chi2.sf(statistic, df)))
 
 
-@dataclass(frozen=True)
-class SplitDesign:
-    """A randomized yes/no or choice design of which a share ``direct_share`` is asked
-    directly.
+@dataclass(frozen=True, repr=False)
+class SplitNumberEstimate(NumberEstimate):
+    """The randomized ballot's mean (every attribute of :class:`NumberEstimate` speaks
+    of it alone), with the direct ballot's count, sum and sum of squares beside it.
 
-    Everything not defined here (ε, chance steps, declaration, parameters) is the
-    randomized design's: ε is the promise made to the randomized ballot; the direct
-    ballot is told, before answering, that its answer is taken as given (ε = ∞).
+    Examples
+    --------
+    >>> from estimator.designs import Laplace
+    >>> design = SplitNumberDesign(Laplace(epsilon=1.0, lower=0, upper=10), 0.25)
+    >>> est = design.estimate((300, 1500, 12000), direct=(100, 400, 2000))
+    >>> est.estimate, est.direct.estimate
+    (5.0, 4.0)
+    >>> round(est.comparison().difference, 3)
+    1.0
     """
 
-    randomized_design: BinaryDesign
+    direct_stats: NumberStats = NumberStats(0, 0, 0)
+
+    @property
+    def direct(self) -> NumberEstimate:
+        """The direct ballot's mean (answers taken as given)."""
+        design = DirectNumber(lower=self.design.lower, upper=self.design.upper)
+        return design.estimate(self.direct_stats)
+
+    @property
+    def direct_n(self) -> int:
+        return self.direct_stats.count
+
+    def comparison(self, level: float = DEFAULT_LEVEL) -> MeanComparison | None:
+        """Randomized mean minus direct mean (Welch); None until each ballot has two
+        answers."""
+        if self.n < 2 or self.direct_n < 2:
+            return None
+        return compare_means(self, self.direct, level)
+
+
+class _Ballots:
+    """What every split ballot shares: two arms (randomized, direct) drawn with chances
+    1 − s and s, the randomized design's ε and everything else it knows."""
+
+    randomized_design: Any
     direct_share: float
     has_arms: ClassVar[bool] = True
     split_ballot: ClassVar[bool] = True
     arms: ClassVar[int] = BALLOTS
     regression_with_arms: ClassVar[bool] = False
     arm_names: ClassVar[tuple[str, str]] = ("randomized ballot", "direct ballot")
+    # The kind of question the class splits ("binary" and "choice", or "number").
+    splits_kinds: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "direct_share", check_direct_share(self.direct_share))
         inner = self.randomized_design
-        if inner.kind not in SPLIT_KINDS or inner.has_arms or not inner.randomized:
+        if inner.kind not in self.splits_kinds or not inner.splits():
             raise ValueError(
-                "direct_share: a split ballot needs a randomized yes/no or multiple-choice "
-                "question without arms (not a number question, a design with arms or a "
-                "question asked directly)"
+                "direct_share: a split ballot needs a randomized question without arms "
+                "(not a question asked directly, a design with arms or one bit standing "
+                "for a number)"
             )
-
-    @property
-    def answers(self) -> int:
-        """m, the answers a ballot's report takes: 2 for yes/no, k for k options."""
-        return len(self.randomized_design.output_values)
-
-    @property
-    def output_values(self) -> tuple[int, ...]:
-        return tuple(range(BALLOTS * self.answers))
 
     def __getattr__(self, name: str) -> Any:
         inner = self.__dict__.get("randomized_design")
@@ -185,6 +219,34 @@ class SplitDesign:
     def arm_weights(self) -> tuple[float, float]:
         """The chance of each ballot: randomized 1 − s, direct s."""
         return 1 - self.direct_share, self.direct_share
+
+    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
+        """The randomized ballot follows the design's coins; the direct one has none."""
+        return self.randomized_design.chance_steps(), ()
+
+
+@dataclass(frozen=True)
+class SplitDesign(_Ballots):
+    """A randomized yes/no or choice design of which a share ``direct_share`` is asked
+    directly.
+
+    Everything not defined here (ε, chance steps, declaration, parameters) is the
+    randomized design's: ε is the promise made to the randomized ballot; the direct
+    ballot is told, before answering, that its answer is taken as given (ε = ∞).
+    """
+
+    randomized_design: BinaryDesign
+    direct_share: float
+    splits_kinds: ClassVar[tuple[str, ...]] = ("binary", "choice")
+
+    @property
+    def answers(self) -> int:
+        """m, the answers a ballot's report takes: 2 for yes/no, k for k options."""
+        return len(self.randomized_design.output_values)
+
+    @property
+    def output_values(self) -> tuple[int, ...]:
+        return tuple(range(BALLOTS * self.answers))
 
     def encode(self, arm: Any, answer: Any) -> int:
         """The stored report of ``answer`` (0/1, or an option index) given on ballot
@@ -202,10 +264,6 @@ class SplitDesign:
     def output_description(self) -> dict:
         values = list(self.randomized_design.output_values)
         return {"type": "options", "values": values, "arms": BALLOTS, "direct_arm": DIRECT_BALLOT}
-
-    def arm_chance_steps(self) -> tuple[tuple[tuple[float, str, str], ...], ...]:
-        """The randomized ballot follows the design's coins; the direct one has none."""
-        return self.randomized_design.chance_steps(), ()
 
     @property
     def response_matrix(self) -> np.ndarray:
@@ -239,7 +297,12 @@ class SplitDesign:
         )
 
     def estimate_from_tally(
-        self, counts: Mapping[int, int], stats: NumberStats, population: int | None = None
+        self,
+        counts: Mapping[int, int],
+        stats: NumberStats,
+        population: int | None = None,
+        *,
+        key_stats: Mapping[int, NumberStats] | None = None,
     ) -> SplitEstimate | SplitChoiceEstimate:
         return self.estimate(
             [int(counts.get(v, 0)) for v in self.output_values], population=population
@@ -253,6 +316,142 @@ class SplitDesign:
         return self.answers * direct.astype(np.int64) + reports
 
 
+@dataclass(frozen=True)
+class SplitNumberDesign(_Ballots):
+    """A number design with noise of which a share ``direct_share`` is asked directly.
+
+    A randomized report r is stored as it is; a direct answer v ∈ [lower, upper] as
+    v + :attr:`shift`, above every report the randomized ballot can make. Tally keys of
+    direct answers follow the randomized ballot's bins, so each ballot's count, sum and
+    sum of squares are read from the sums kept per tally key.
+    """
+
+    randomized_design: NumberDesign
+    direct_share: float
+    splits_kinds: ClassVar[tuple[str, ...]] = ("number",)
+
+    @property
+    def shift(self) -> int:
+        """Added to a direct answer: lower + shift is one above the highest randomized
+        report."""
+        inner = self.randomized_design
+        return inner.upper + inner.max_distance + 1 - inner.lower
+
+    @property
+    def _direct_design(self) -> DirectNumber:
+        inner = self.randomized_design
+        return DirectNumber(lower=inner.lower, upper=inner.upper)
+
+    @property
+    def first_direct_key(self) -> int:
+        """The tally key of the direct ballot's first bin: after the randomized ballot's
+        bins and their two open ends."""
+        return self.randomized_design.report_bins[2] + 2
+
+    def encode(self, arm: Any, answer: Any) -> int:
+        """The stored report of ``answer`` given on ballot ``arm``: a randomized report,
+        or a direct answer within the bounds."""
+        arm = _check_index(arm, BALLOTS, "ballot (arm)")
+        if arm == RANDOMIZED_BALLOT:
+            return self.randomized_design.check_report(answer)
+        return self._direct_design.check_report(answer) + self.shift
+
+    def decode(self, report: int) -> tuple[int, int]:
+        """(ballot, answer) of a stored report."""
+        report = int(report)
+        if report >= self.randomized_design.lower + self.shift:
+            return DIRECT_BALLOT, report - self.shift
+        return RANDOMIZED_BALLOT, report
+
+    def check_report(self, report: Any) -> int:
+        if isinstance(report, bool) or not isinstance(report, int | np.integer):
+            raise ValueError(f"a number report must be a whole number, got {report!r}")
+        ballot, answer = self.decode(report)
+        return self.encode(ballot, answer)
+
+    def output_description(self) -> dict:
+        inner = self.randomized_design.output_description()
+        return inner | {"arms": BALLOTS, "direct_arm": DIRECT_BALLOT, "direct_shift": self.shift}
+
+    def tally_keys(self, reports: Any) -> np.ndarray:
+        reports = np.asarray(reports, dtype=np.int64)
+        direct = reports >= self.randomized_design.lower + self.shift
+        randomized = self.randomized_design.tally_keys(np.where(direct, 0, reports))
+        answers = self._direct_design.tally_keys(np.where(direct, reports - self.shift, 0))
+        return np.where(direct, self.first_direct_key + answers, randomized)
+
+    def tally_key(self, report: int) -> int:
+        ballot, answer = self.decode(report)
+        if ballot == RANDOMIZED_BALLOT:
+            return self.randomized_design.tally_key(answer)
+        return self.first_direct_key + self._direct_design.tally_key(answer)
+
+    def likelihood(self, report: Any) -> np.ndarray:
+        """P(ballot and report | x): the randomized ballot's noise law weighted 1 − s, a
+        direct answer's certainty weighted s."""
+        ballot, answer = self.decode(self.check_report(report))
+        if ballot == RANDOMIZED_BALLOT:
+            return (1 - self.direct_share) * self.randomized_design.likelihood(answer)
+        return self.direct_share * self._direct_design.likelihood(answer)
+
+    def estimate(
+        self,
+        stats: Any,
+        *,
+        direct: Any = (0, 0, 0),
+        population: int | None = None,
+    ) -> SplitNumberEstimate:
+        """From the randomized ballot's (count, sum, sum of squares) of reports and the
+        direct ballot's of answers."""
+        return SplitNumberEstimate(
+            self.randomized_design,
+            NumberStats.of(stats),
+            population,
+            direct_stats=NumberStats.of(direct),
+        )
+
+    def estimate_from_tally(
+        self,
+        counts: Mapping[int, int],
+        stats: NumberStats,
+        population: int | None = None,
+        *,
+        key_stats: Mapping[int, NumberStats] | None = None,
+    ) -> SplitNumberEstimate:
+        """Each ballot's sums from the sums per tally key (``key_stats``): the direct
+        ballot's keys start at :attr:`first_direct_key`, and its stored answers carry the
+        shift, taken off exactly here."""
+        direct_keys = [k for k in counts if k >= self.first_direct_key and counts[k]]
+        if key_stats is None:
+            if direct_keys:
+                raise ValueError(
+                    "a split ballot on a number question needs the sums per tally key "
+                    "(key_stats) to tell its two ballots apart"
+                )
+            return self.estimate(stats, population=population)
+        n = total = total_sq = 0
+        for key in direct_keys:
+            part = key_stats.get(key)
+            if part is None:
+                raise ValueError(f"key_stats: no sums for the direct ballot's tally key {key}")
+            n, total, total_sq = n + part.count, total + part.total, total_sq + part.total_sq
+        shift = self.shift
+        answers = total - shift * n
+        direct = NumberStats(n, answers, total_sq - 2 * shift * answers - shift * shift * n)
+        randomized = NumberStats(stats.count - n, stats.total - total, stats.total_sq - total_sq)
+        return self.estimate(randomized, direct=direct, population=population)
+
+    def simulate(self, true_values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Stored reports: the direct share's clipped true values plus the shift, the
+        others' randomized reports."""
+        inner = self.randomized_design
+        clipped = np.clip(np.asarray(true_values, dtype=np.int64), inner.lower, inner.upper)
+        direct, reports = simulate_split(inner, self.direct_share, clipped, rng)
+        return np.where(direct, reports + self.shift, reports)
+
+
 def with_direct_share(design: Any, share: Any) -> Any:
     """``design`` itself, or its split ballot when a direct share is given."""
-    return design if share is None else SplitDesign(design, share)
+    if share is None:
+        return design
+    return (SplitNumberDesign if design.kind == "number" else SplitDesign)(design, share)

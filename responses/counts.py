@@ -17,10 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import Any
 
 from django.db.models import CharField, Count, F, Max, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.functions import Cast, Coalesce
 
+from estimator.designs import Design
 from estimator.estimates import NumberStats
 from responses.batch import Batch, parse_key
 from responses.models import (
@@ -46,12 +48,18 @@ class QuestionTally:
     total_sq: int = 0
     simulated: int = 0
     skipped: int = 0  # "prefer not to answer": counted apart, in none of the above
+    # Per tally key, the sum and sum of squares of its reports: a split ballot's number
+    # question reads each ballot's sums from its own keys.
+    key_sums: dict[int, list[int]] = field(default_factory=dict)
 
     @property
     def stats(self) -> NumberStats:
-        # Σr² ≥ (Σr)²/n always; only SQLite's float sums beyond 2⁵³ could round below it.
-        floor = -(-(self.total * self.total) // self.count) if self.count else 0
-        return NumberStats(self.count, self.total, max(self.total_sq, floor))
+        return _stats(self.count, self.total, self.total_sq)
+
+    @property
+    def key_stats(self) -> dict[int, NumberStats]:
+        """(count, sum, sum of squares) per tally key."""
+        return {key: _stats(self.counts[key], *sums) for key, sums in self.key_sums.items()}
 
     def add(self, key: int | None, count: int, total: int, total_sq: int, simulated: bool):
         if key is None:
@@ -61,8 +69,36 @@ class QuestionTally:
         self.count += count
         self.total += total
         self.total_sq += total_sq
+        sums = self.key_sums.setdefault(key, [0, 0])
+        sums[0] += total
+        sums[1] += total_sq
         if simulated:
             self.simulated += count
+
+    def merge(self, tally: QuestionTally) -> None:
+        """Add ``tally``'s reports to these (another hour's, say)."""
+        self.counts.update(tally.counts)
+        self.count += tally.count
+        self.total += tally.total
+        self.total_sq += tally.total_sq
+        self.simulated += tally.simulated
+        self.skipped += tally.skipped
+        for key, (total, total_sq) in tally.key_sums.items():
+            sums = self.key_sums.setdefault(key, [0, 0])
+            sums[0] += total
+            sums[1] += total_sq
+
+    def estimate(self, design: Design, population: int | None = None) -> Any:
+        """The question's estimate from these reports, as its design reads tallies."""
+        return design.estimate_from_tally(
+            self.counts, self.stats, population, key_stats=self.key_stats
+        )
+
+
+def _stats(count: int, total: int, total_sq: int) -> NumberStats:
+    # Σr² ≥ (Σr)²/n always; only SQLite's float sums beyond 2⁵³ could round below it.
+    floor = -(-(total * total) // count) if count else 0
+    return NumberStats(count, total, max(total_sq, floor))
 
 
 @dataclass(frozen=True)
@@ -218,7 +254,7 @@ class FrozenCounts(SurveyCounts):
         for qid, hours in self.data["hours"].items():
             total = tallies.setdefault(int(qid), QuestionTally())
             for _, tally in hours:
-                _merge(total, _tally_of(tally))
+                total.merge(_tally_of(tally))
         return tallies
 
     def hours(self, question_id: int) -> list[HourTally]:
@@ -236,22 +272,17 @@ def _tally_json(tally: QuestionTally) -> dict:
     return {
         "counts": {str(k): n for k, n in tally.counts.items()},
         "sums": [tally.count, tally.total, tally.total_sq, tally.simulated, tally.skipped],
+        "key_sums": {str(k): sums for k, sums in tally.key_sums.items()},
     }
 
 
 def _tally_of(data: dict) -> QuestionTally:
+    """A tally from its JSON; a release frozen before sums were kept per key has none
+    (its questions had no split ballot on numbers, the one reader of them)."""
     count, total, total_sq, simulated, skipped = data["sums"]
     counts = Counter({int(k): n for k, n in data["counts"].items()})
-    return QuestionTally(counts, count, total, total_sq, simulated, skipped)
-
-
-def _merge(into: QuestionTally, tally: QuestionTally) -> None:
-    into.counts.update(tally.counts)
-    into.count += tally.count
-    into.total += tally.total
-    into.total_sq += tally.total_sq
-    into.simulated += tally.simulated
-    into.skipped += tally.skipped
+    key_sums = {int(k): list(sums) for k, sums in data.get("key_sums", {}).items()}
+    return QuestionTally(counts, count, total, total_sq, simulated, skipped, key_sums)
 
 
 def survey_counts(survey: Survey, round: int | None = None) -> SurveyCounts:

@@ -316,8 +316,8 @@ class QuestionSerializer(serializers.Serializer):
     direct_share = serializers.FloatField(
         required=False,
         allow_null=True,
-        help_text="A split ballot on a randomized yes/no or multiple-choice question (a "
-        "design without arms; not on numbers): "
+        help_text="A split ballot on a randomized yes/no, multiple-choice or number "
+        "question (a design without arms; not a number sent as one bit): "
         "the share s (0 < s < 1) of respondents whose device, before they answer, draws "
         "that this question is asked directly, tells them so, and sends their answer as "
         "given (no privacy for them on this question) with arm 1; the others randomize as "

@@ -80,17 +80,26 @@ def _split_codebook(column: str, question: Question, design: Design) -> dict:
     """A split ballot: the randomized design's codebook for the randomized ballot, the
     ballot in the arm column, and how the two ballots are compared."""
     randomized = _KIND_CODEBOOK[question.kind](question, design.randomized_design)
-    answers = ", ".join(question.options) if question.kind == Question.Kind.CHOICE else "no, yes"
-    m = design.answers
-    return {
+    entry = {
         **randomized,
-        "rrreg": f"{randomized['rrreg']}, on the rows where {column}_arm == 0",
         "arm_column": f"{column}_arm",
         "arm_values": {
             "0": "randomized ballot: the column holds the randomized report",
             "1": "direct ballot: asked directly (told so before answering), the column holds "
             "the answer as given",
         },
+    }
+    if question.kind == Question.Kind.NUMBER:
+        return entry | {
+            "reanalysis": f"randomized ballot (arm 0): {randomized['reanalysis']}; direct "
+            "ballot (arm 1): the mean of the answers, with a t interval; difference = "
+            "randomized mean - direct mean, standard error the root of the sum of both "
+            "squared standard errors, Welch's t (t.test(x0, x1) in R)",
+        }
+    answers = ", ".join(question.options) if question.kind == Question.Kind.CHOICE else "no, yes"
+    m = design.answers
+    return entry | {
+        "rrreg": f"{randomized['rrreg']}, on the rows where {column}_arm == 0",
         "ballot_matrix": {
             "rows": f"arm * {m} + report (randomized ballot: {answers}; direct ballot: {answers})",
             "columns": f"the true value (0 … {m - 1})",

@@ -114,6 +114,8 @@ def import_columns(survey: Survey) -> list[tuple[str, str, str]]:
                 f"a whole number from {outputs['min_report']} to {outputs['max_report']} "
                 "(the reported number, noise included)"
             )
+        if question.design.split_ballot:
+            holds += "; on the direct ballot (arm 1), the answer as given"
         described.append((column, question.text, holds))
         if question.design.has_arms:
             holds = "0 or 1: the arm the device drew (empty when the report is empty)"

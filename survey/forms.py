@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from estimator.designs import KINDS, REGISTRY, Design, make_design
 from estimator.params import CHOICE_MAX_OPTIONS, CHOICE_MIN_OPTIONS, Param
-from estimator.split import SPLIT_KINDS, with_direct_share
+from estimator.split import with_direct_share
 from survey.limits import MAX_DESCRIPTION, MAX_QUESTION_TEXT, MAX_RESPONSE_QUOTA
 from survey.models import (
     CLASSROOM_SPLIT,
@@ -373,8 +373,8 @@ class QuestionForm(forms.Form):
                 )
         if self.kind_value != "choice":
             del self.fields["options"], self.fields["shuffle_options"]
-        splits = self.kind_value in SPLIT_KINDS and self.design_class.randomized
-        if not (split_allowed and splits):
+        offered = self.design_class.offers_split_ballot and self.design_class.randomized
+        if not (split_allowed and offered):
             del self.fields["direct_share"]
         if not self.design_class.asks_innocuous:
             del self.fields["innocuous_text"]

@@ -198,3 +198,66 @@ def test_a_choice_question_on_the_randomized_ballot_spins_and_sends_arm_0(
     assert page.get_by_text(SENT_RANDOMIZED).is_visible()
     assert page.get_by_text(ALL_RANDOMIZED).is_visible()
     assert not page.get_by_text(SOME_AS_GIVEN).is_visible()
+
+
+@pytest.fixture
+def number_split(make_survey):
+    survey = make_survey(0)
+    question = survey.questions.create(
+        position=0,
+        text="How many drinks did you have last week?",
+        kind="number",
+        design_name="laplace",
+        design_params={"epsilon": 1.0, "lower": 0, "upper": 20},
+        direct_share=0.25,
+    )
+    return survey, question
+
+
+def send_number(page, url: str, question, value: str):
+    """Type ``value`` into the number question and send: what was sent, whether the
+    direct ballot's notice showed before answering, and the question."""
+    errors, requests = watch(page)
+    page.goto(url)
+    section = page.locator(f'[data-question="{question.id}"]')
+    notice_before = section.get_by_text(NOTICE).is_visible()
+    section.get_by_role("spinbutton").fill(value)
+    page.get_by_role("button", name=SEND).click()
+    page.get_by_text(SENT).wait_for()
+    posts = [r for r in requests if r.method == "POST"]
+    assert len(posts) == 1 and errors == []
+    [sent] = json.loads(posts[0].post_data)["answers"]
+    return sent | {"notice_before": notice_before}, section
+
+
+def test_a_number_on_the_direct_ballot_is_sent_as_given(
+    live_server, page, number_split, screenshot
+):
+    survey, question = number_split
+    page.add_init_script(forced_crypto(0))
+    sent, section = send_number(page, live_server.url + survey.get_absolute_url(), question, "9")
+    assert sent == {"question": question.id, "value": 9, "arm": 1, "notice_before": True}
+    assert stored_reports(survey) == [{question.id: question.design.encode(1, 9)}]
+    assert section.locator("label[for]").first.inner_text() == "Your answer"
+    assert "no privacy (ε = ∞)" in section.inner_text()
+    assert not section.locator(".steps").first.is_visible()  # no noise is drawn
+    assert page.get_by_text(SENT_AS_GIVEN).is_visible()
+    assert page.get_by_text(SOME_AS_GIVEN).is_visible()
+    screenshot(page, "split-number-direct")
+
+
+def test_a_number_on_the_randomized_ballot_gets_noise_and_arm_0(live_server, page, number_split):
+    """The device's own crypto draws the noise; the ballot is the one kept on the device
+    (the randomized one), as if drawn on an earlier visit."""
+    survey, question = number_split
+    key = f"deniable:v1:{survey.slug}:ballot:q{question.id}:d{survey.design_version}"
+    page.add_init_script(f"localStorage.setItem('{key}', '0');" + THROW_ON_MATH_RANDOM)
+    url = live_server.url + survey.get_absolute_url()
+    sent, section = send_number(page, url, question, "9")
+    assert sent["arm"] == 0 and sent["notice_before"] is False
+    design = question.design.randomized_design
+    low, high = design.lower - design.max_distance, design.upper + design.max_distance
+    assert low <= sent["value"] <= high
+    assert stored_reports(survey) == [{question.id: sent["value"]}]
+    assert "stays on this device" in section.locator("label[for]").first.inner_text()
+    assert page.get_by_text(SENT_RANDOMIZED).is_visible()

@@ -4,9 +4,11 @@ from the randomized ballot alone, and the comparison from estimator.compare."""
 from __future__ import annotations
 
 import doctest
+from collections import Counter
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from estimator import split as split_module
 from estimator.arms import StochasticLieDetector
@@ -15,11 +17,14 @@ from estimator.designs import (
     ChoiceForcedResponse,
     DirectBinary,
     DirectChoice,
+    DirectNumber,
     ForcedResponse,
     KRandomizedResponse,
     Laplace,
     Mirrored,
 )
+from estimator.estimates import NumberStats
+from estimator.one_bit import OneBitMean
 from estimator.split import SplitChoiceEstimate, SplitDesign, with_direct_share
 
 
@@ -51,12 +56,13 @@ def test_the_law_of_ballot_and_report_sums_to_one_per_truth():
         (StochasticLieDetector(), "without arms"),
         (DirectBinary(), "randomized"),
         (DirectChoice(k=3), "randomized"),
-        (Laplace(epsilon=1.0, lower=0, upper=10), "not a number question"),
+        (DirectNumber(lower=0, upper=10), "asked directly"),
+        (OneBitMean(epsilon=1.0, lower=0, upper=10), "one bit standing for a number"),
     ],
 )
-def test_only_a_randomized_yes_no_or_choice_design_without_arms_splits(design, words):
+def test_only_a_randomized_design_without_arms_splits(design, words):
     with pytest.raises(ValueError, match=f"direct_share: .*{words}"):
-        SplitDesign(design, 0.2)
+        with_direct_share(design, 0.2)
 
 
 @pytest.mark.parametrize("share", [0, 1, -0.1, 1.2, float("nan"), "half"])
@@ -151,3 +157,115 @@ def test_truthful_ballots_agree_and_hiding_on_the_direct_ballot_is_found(design)
     est = split.estimate(hidden)
     assert est.comparisons()[2].ci_low > 0  # more of option 2 admitted under RR
     assert est.equality_test().p_value < 1e-6
+
+
+# --- Number questions ---------------------------------------------------------------------
+
+LAPLACE = Laplace(epsilon=1.0, lower=0, upper=10)
+NUMBER_SPLIT = with_direct_share(LAPLACE, 0.25)
+
+
+def key_sums(design, reports: np.ndarray) -> tuple[Counter, NumberStats, dict]:
+    """What the tallies keep of ``reports``: counts, sums and sums per tally key."""
+    keys = design.tally_keys(reports)
+    per_key = {
+        int(k): NumberStats(int((keys == k).sum()), *(int(s) for s in _sums(reports[keys == k])))
+        for k in np.unique(keys)
+    }
+    stats = NumberStats(len(reports), *(int(s) for s in _sums(reports)))
+    return Counter({k: s.count for k, s in per_key.items()}), stats, per_key
+
+
+def _sums(values: np.ndarray) -> tuple[int, int]:
+    values = values.astype(object)
+    return sum(values), sum(v * v for v in values)
+
+
+def test_a_direct_number_is_stored_beyond_every_randomized_report():
+    low, high = LAPLACE.lower - LAPLACE.max_distance, LAPLACE.upper + LAPLACE.max_distance
+    assert NUMBER_SPLIT.encode(0, low) == low and NUMBER_SPLIT.encode(0, high) == high
+    assert NUMBER_SPLIT.encode(1, 0) == high + 1
+    for ballot, answer in [(0, low), (0, 3), (0, high), (1, 0), (1, 7), (1, 10)]:
+        assert NUMBER_SPLIT.decode(NUMBER_SPLIT.encode(ballot, answer)) == (ballot, answer)
+    direct_keys = NUMBER_SPLIT.tally_keys([NUMBER_SPLIT.encode(1, v) for v in range(11)])
+    randomized_keys = NUMBER_SPLIT.tally_keys(np.arange(low, high + 1))
+    assert direct_keys.min() > randomized_keys.max()
+    assert [NUMBER_SPLIT.tally_key(NUMBER_SPLIT.encode(1, v)) for v in range(11)] == list(
+        direct_keys
+    )
+
+
+@pytest.mark.parametrize(
+    ("ballot", "answer", "words"),
+    [(1, 11, "impossible"), (1, -1, "impossible"), (0, 10**6, "impossible"), (2, 3, "ballot")],
+)
+def test_a_number_outside_its_ballot_is_refused(ballot, answer, words):
+    with pytest.raises(ValueError, match=words):
+        NUMBER_SPLIT.encode(ballot, answer)
+
+
+def test_a_report_beyond_both_ballots_is_refused():
+    with pytest.raises(ValueError, match="impossible"):
+        NUMBER_SPLIT.check_report(NUMBER_SPLIT.encode(1, 10) + 1)
+
+
+def test_each_ballot_reads_its_own_sums_from_the_tallies():
+    """Seeded: the estimate from what the tallies keep (sums per key) equals the
+    estimate from each ballot's own reports, exactly."""
+    rng = np.random.default_rng(11)
+    stored = NUMBER_SPLIT.simulate(rng.integers(0, 11, 5000), rng)
+    counts, stats, per_key = key_sums(NUMBER_SPLIT, stored)
+    est = NUMBER_SPLIT.estimate_from_tally(counts, stats, key_stats=per_key)
+    ballots = np.array([NUMBER_SPLIT.decode(r) for r in stored])
+    randomized, direct = (ballots[ballots[:, 0] == b, 1] for b in (0, 1))
+    assert est.stats == NumberStats(len(randomized), *_sums(randomized))
+    assert est.direct_stats == NumberStats(len(direct), *_sums(direct))
+    assert est.estimate_unbiased == pytest.approx(randomized.mean())
+    assert est.direct.estimate == pytest.approx(direct.mean())
+    assert direct.min() >= 0 and direct.max() <= 10
+
+
+def test_direct_sums_without_key_sums_are_refused():
+    counts, stats, _ = key_sums(NUMBER_SPLIT, np.array([3, NUMBER_SPLIT.encode(1, 4)]))
+    with pytest.raises(ValueError, match="sums per tally key"):
+        NUMBER_SPLIT.estimate_from_tally(counts, stats)
+
+
+def test_the_difference_of_means_is_welch():
+    est = NUMBER_SPLIT.estimate((400, 2400, 30000), direct=(100, 450, 2500))
+    comparison = est.comparison(0.9)
+    a, b = est, est.direct
+    se = np.hypot(a.std_error, b.std_error)
+    df = se**4 / (a.std_error**4 / (a.n - 1) + b.std_error**4 / (b.n - 1))
+    assert comparison.difference == pytest.approx(6.0 - 4.5)
+    assert comparison.std_error == pytest.approx(se) and comparison.df == pytest.approx(df)
+    half = sps.t.isf(0.05, df) * se
+    assert comparison.ci() == pytest.approx((1.5 - half, 1.5 + half))
+    assert comparison.p_value == pytest.approx(2 * sps.t.sf(1.5 / se, df))
+
+
+def test_one_answer_on_a_ballot_gives_no_comparison():
+    assert NUMBER_SPLIT.estimate((400, 2400, 30000), direct=(1, 4, 16)).comparison() is None
+
+
+def test_truthful_numbers_agree_and_understating_on_the_direct_ballot_is_found():
+    """Seeded: truthful ballots give a difference of means whose interval covers 0;
+    direct answers shaded down by 2 are found (randomized mean significantly higher)."""
+    rng = np.random.default_rng(17)
+    stored = NUMBER_SPLIT.simulate(rng.integers(0, 11, 40_000), rng)
+    counts, stats, per_key = key_sums(NUMBER_SPLIT, stored)
+    est = NUMBER_SPLIT.estimate_from_tally(counts, stats, key_stats=per_key)
+    assert est.comparison().ci_low < 0 < est.comparison().ci_high
+    direct = stored > LAPLACE.upper + LAPLACE.max_distance
+    shaded = np.where(direct, np.maximum(stored - 2, NUMBER_SPLIT.encode(1, 0)), stored)
+    counts, stats, per_key = key_sums(NUMBER_SPLIT, shaded)
+    comparison = NUMBER_SPLIT.estimate_from_tally(counts, stats, key_stats=per_key).comparison()
+    assert comparison.ci_low > 0 and comparison.p_value < 1e-6
+
+
+def test_the_direct_ballot_is_certain_and_weighted_by_its_share():
+    assert NUMBER_SPLIT.likelihood(NUMBER_SPLIT.encode(1, 3)) == pytest.approx(
+        0.25 * (np.arange(11) == 3)
+    )
+    assert NUMBER_SPLIT.likelihood(5) == pytest.approx(0.75 * LAPLACE.likelihood(5))
+    assert NUMBER_SPLIT.epsilon == LAPLACE.epsilon

@@ -37,17 +37,6 @@ def test_an_empty_share_randomizes_for_everyone(logged_in, draft):
         ({"direct_share": "1"}, "between 0 and 1"),
         ({"direct_share": "-0.5"}, "between 0 and 1"),
         ({"direct_share": "half"}, "Enter a number between 0 and 1"),
-        (
-            {
-                "preset": "custom",
-                "design_name": "stochastic_lie_detector",
-                "p": "0.2, 0.8",
-                "arm_weights": "0.5, 0.5",
-                "confirm_no_privacy": "on",
-                "direct_share": "0.2",
-            },
-            "without arms",
-        ),
     ],
 )
 def test_a_bad_share_is_shown_beside_its_field_and_stores_nothing(
@@ -63,7 +52,7 @@ def test_a_bad_share_is_shown_beside_its_field_and_stores_nothing(
     assert Survey.objects.get(pk=draft.pk).design_version == version
 
 
-def test_a_choice_question_takes_a_share_and_a_number_question_none(logged_in, draft):
+def test_choice_and_noisy_number_questions_take_a_share_one_bit_and_arms_none(logged_in, draft):
     fields = {"kind": "choice", "preset": "custom", "design_name": "k_rr", "epsilon": "1"}
     redrawn = logged_in.post(
         f"/surveys/{draft.id}/question-form/?prefix=new",
@@ -80,9 +69,26 @@ def test_a_choice_question_takes_a_share_and_a_number_question_none(logged_in, d
         f"/surveys/{draft.id}/question-form/?prefix=new",
         {f"new-{k}": v for k, v in {"text": "Hours?", **number}.items()},
     ).content.decode()
+    assert "field-lower" in redrawn and "field-direct_share" in redrawn
+    assert add(logged_in, draft, direct_share="0.3", **number).status_code == 302
+    assert draft.questions.last().direct_share == 0.3
+    page = logged_in.get(f"/surveys/{draft.id}/edit/").content.decode()
+    assert "split ballot: 30 % asked directly" in page
+    one_bit = number | {"design_name": "one_bit"}
+    redrawn = logged_in.post(
+        f"/surveys/{draft.id}/question-form/?prefix=new",
+        {f"new-{k}": v for k, v in {"text": "Drinks?", **one_bit}.items()},
+    ).content.decode()
     assert "field-lower" in redrawn and "field-direct_share" not in redrawn
-    assert add(logged_in, draft, direct_share="0.2", **number).status_code == 302
+    assert add(logged_in, draft, direct_share="0.2", **one_bit).status_code == 302
     assert draft.questions.last().direct_share is None
+    sld = {"kind": "binary", "preset": "custom", "design_name": "stochastic_lie_detector"}
+    sld |= {"p": "0.2, 0.8", "arm_weights": "0.5, 0.5", "confirm_no_privacy": "on"}
+    redrawn = logged_in.post(
+        f"/surveys/{draft.id}/question-form/?prefix=new",
+        {f"new-{k}": v for k, v in {"text": "Voted?", **sld}.items()},
+    ).content.decode()
+    assert "field-p" in redrawn and "field-direct_share" not in redrawn
 
 
 def test_a_frozen_split_question_says_its_share_in_words(logged_in, draft):
