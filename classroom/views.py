@@ -72,6 +72,8 @@ DEFAULT_SESSION = [
 ]
 MAX_OPTIONS = 10
 POLL_SECONDS = 2
+# A phone asks for the class status this often: 500 phones make 100 requests a second.
+STUDENT_STATUS_POLL_SECONDS = 5
 STATUS_FRESH_SECONDS = 3
 MAX_SIMULATED = 10_000
 # The CI bar's drawing area inside its SVG viewBox (0 0 1000 …).

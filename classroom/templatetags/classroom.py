@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import template
 
+from classroom import views
 from classroom.views import DEFAULT_QUESTION, DemoForm
 
 register = template.Library()
@@ -17,3 +18,9 @@ def demo_form() -> dict:
 @register.inclusion_tag("classroom/_join_form.html")
 def join_form() -> dict:
     return {}
+
+
+@register.simple_tag
+def student_poll_seconds() -> int:
+    """How often a phone on a class question asks for the class status."""
+    return views.STUDENT_STATUS_POLL_SECONDS

@@ -2,8 +2,8 @@
 // locked, and the class result once the instructor reveals it. This script never sees a
 // true answer: it only notices that respond.js has sent something, and holds the "Flip and
 // send" press until it has checked that answering is open.
-const POLL_MS = 5000; // 500 phones → 100 requests/s; the projector polls every 2 s
 const box = document.querySelector("[data-classroom-status]");
+const POLL_MS = 1000 * (Number(box.dataset.pollSeconds) || 5); // the server says how often
 const root = document.querySelector("[data-respond]"); // absent on the "not open" page
 const body = box.querySelector("[data-status-body]");
 const received = box.querySelector("[data-received]");

@@ -18,7 +18,7 @@ from tests.storage import stored_count
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PROJECTOR = {"width": 1280, "height": 720}
-STUDENTS = int(os.environ.get("CLASSROOM_STUDENTS", "12"))  # 30 for a full class
+STUDENTS = int(os.environ.get("CLASSROOM_STUDENTS", "8"))  # 30 for a full class
 # Phones poll every 5 s and share a status rendered at most every 3 s; 30 phones on a
 # loaded machine can take several rounds of that.
 FOLLOW = 30_000

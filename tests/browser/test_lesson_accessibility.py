@@ -12,7 +12,7 @@ from tests.browser.conftest import PHONE
 from tests.browser.test_projector_fit import lesson_views
 from tests.browser.test_respondent_accessibility import AXE
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.rendering]
 
 PROJECTOR = {"width": 1280, "height": 720}
 OTHER_LANGUAGES = ("de", "es", "fr")

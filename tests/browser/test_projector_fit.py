@@ -13,7 +13,7 @@ from classroom.views import DEFAULT_SESSION
 from responses.write import simulate_respondents
 from survey.models import Survey
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.rendering]
 
 SCREENS = ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080})
 # The smallest text allowed, in CSS pixels, per screen height (a 720-line projector).

@@ -13,7 +13,7 @@ from tests.analysis.analysis_data import analysis_survey, fill, questions
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.test_workspace import log_in
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.rendering]
 
 # For each chart (an <svg> wider than an icon), whether it sticks out of the window or out
 # of an ancestor that clips it (overflow other than visible).

@@ -37,6 +37,7 @@ def serious_violations(page) -> list[str]:
     ]
 
 
+@pytest.mark.rendering
 def test_respondent_and_error_pages_have_no_serious_accessibility_violations(
     live_server, axe_page, make_survey, screenshot
 ):
@@ -93,6 +94,7 @@ def test_a_survey_can_be_answered_with_the_keyboard_alone(live_server, page, mak
     assert stored_count() == 1
 
 
+@pytest.mark.rendering
 def test_the_page_fits_320_css_pixels_and_200_percent_zoom(live_server, browser, make_survey):
     survey = make_survey(3)
     # 640 px at 200 % zoom is 320 CSS pixels: the WCAG reflow case.

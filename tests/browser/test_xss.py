@@ -13,7 +13,7 @@ from django.test import Client
 from survey.models import Survey
 from tests.test_security import XSS_DESCRIPTION, XSS_QUESTION, html_pages
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.rendering]
 
 PAYLOAD = "<img src=x onerror=\"window.__xss='{where}'\"><script>window.__xss='{where}'</script>"
 
