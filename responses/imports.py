@@ -193,8 +193,12 @@ def _parse_row(
             errors.append(f"{name} must be the arm, 0 or 1, beside a report; got {cell!r}")
             values.pop(qid)
             continue
-        design = next(q for q in columns.values() if q.id == qid).design
-        values[qid] = design.encode(int(cell), values[qid])
+        question = next(q for q in columns.values() if q.id == qid)
+        try:
+            values[qid] = question.design.encode(int(cell), values[qid])
+        except ValueError as error:  # e.g. a direct answer outside a number's bounds
+            errors.append(f"{_column_of(columns, question)} on arm {cell}: {error}")
+            values.pop(qid)
     return values, errors
 
 

@@ -10,6 +10,7 @@ import io
 import json
 
 import numpy as np
+import pyreadstat
 import pytest
 
 from estimator.designs import Laplace
@@ -137,7 +138,7 @@ def test_the_results_agree_with_the_maths_on_every_surface_before_and_after_the_
     assert float(rows[2]["estimate"]) == pytest.approx(expected.comparison().difference)
 
 
-def test_exports_and_codebook_know_the_ballot(api, client, owner):
+def test_exports_and_codebook_know_the_ballot(api, client, owner, tmp_path):
     survey = create(api)
     question = survey.questions.get()
     rows = [{question.id: DESIGN.encode(1, 6)}, {question.id: -12}, {question.id: None}]
@@ -151,6 +152,30 @@ def test_exports_and_codebook_know_the_ballot(api, client, owner):
     assert entry["arm_column"] == "q1_arm" and entry["direct_share"] == 0.3
     assert "Welch" in entry["reanalysis"] and entry["noise_variance"] > 0
     assert entry["outputs"]["direct_shift"] == DESIGN.shift
+    path = tmp_path / "split.sav"
+    path.write_bytes(client.get(f"/api/surveys/{survey.id}/export.sav").content)
+    frame, meta = pyreadstat.read_sav(str(path), user_missing=True)
+    answered = frame[frame["q1_arm"].isin([0, 1])]
+    assert sorted(zip(answered["q1"], answered["q1_arm"], strict=True)) == [(-12, 0), (6, 1)]
+    assert meta.variable_value_labels["q1_arm"][1] == "direct ballot"
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        (b"round,q1,q1_arm\n1,11,1\n", "q1 on arm 1: a report of 11 is impossible"),
+        (b"round,q1,q1_arm\n1,4,\n", "q1_arm must be the arm"),
+        (b"round,q1,q1_arm\n1,300,0\n", "q1 must be a whole number from -276 to 286"),
+    ],
+)
+def test_an_import_with_a_bad_number_ballot_says_why_and_stores_nothing(api, bad, words):
+    from responses.imports import ImportRejected, import_responses
+
+    survey = create(api)
+    with pytest.raises(ImportRejected) as refused:
+        import_responses(survey, io.BytesIO(bad))
+    assert words in str(refused.value), str(refused.value)
+    assert nothing_stored()
 
 
 def test_the_export_imports_into_a_copy_made_from_the_codebook_with_the_same_results(api):
