@@ -83,7 +83,28 @@ class BallotDifference(BallotQuantity):
     p_value = _number("Test of no difference: Wald's for shares, Welch's t for means.")
 
 
-class BinaryEntry(EntryBase, ArmsQuantities):
+class SplitBallot(serializers.Serializer):
+    """A yes/no or number question's split ballot (a question with direct_share); the
+    estimate above it reads the randomized ballot alone (arms: 0 randomized, 1 direct)."""
+
+    direct = serializers.JSONField(
+        required=False,
+        help_text="true when the question is asked directly; for a split ballot the direct "
+        "ballot's proportion of 'yes' or mean {estimate, std_error, ci_low, ci_high}.",
+    )
+    direct_share = serializers.FloatField(
+        required=False, help_text="A split ballot: the share its devices asked directly."
+    )
+    difference = BallotDifference(
+        required=False,
+        help_text="A split ballot: the randomized estimate minus the direct one (positive: "
+        "more admitted, or a higher mean, with randomized response); a proportion's with "
+        "Wald's interval, a mean's with Welch's t (null until each ballot has two answers).",
+    )
+    words = serializers.CharField(required=False, help_text="A split ballot's difference in words.")
+
+
+class BinaryEntry(SplitBallot, EntryBase, ArmsQuantities):
     yes_count = serializers.IntegerField()
     raw_yes_rate = _number("Share of 'yes' reports (null without reports).")
     estimate = _number("Estimated prevalence, clipped to [0, 1] (maximum likelihood).")
@@ -97,22 +118,6 @@ class BinaryEntry(EntryBase, ArmsQuantities):
         help_text="A design with arms: reports per arm (the estimate is π, its interval from "
         "the profile likelihood).",
     )
-    direct = serializers.JSONField(
-        required=False,
-        help_text="true when the question is asked directly; for a split ballot (a question "
-        "with direct_share) the direct ballot's proportion {estimate, std_error, ci_low, "
-        "ci_high}, the randomized estimate above reading the randomized ballot alone (arms: "
-        "0 randomized, 1 direct).",
-    )
-    direct_share = serializers.FloatField(
-        required=False, help_text="A split ballot: the share its devices asked directly."
-    )
-    difference = BallotDifference(
-        required=False,
-        help_text="A split ballot: randomized estimate minus the direct one (positive: more "
-        "admitted with randomized response).",
-    )
-    words = serializers.CharField(required=False, help_text="A split ballot's difference in words.")
     findings = serializers.ListField(
         child=serializers.CharField(),
         required=False,
@@ -190,13 +195,9 @@ class BinEntry(serializers.Serializer):
 class NumberArmCount(serializers.Serializer):
     index = serializers.IntegerField(help_text="The ballot: 0 randomized, 1 asked directly.")
     n = serializers.IntegerField(help_text="Answers given on this ballot.")
-    sum = serializers.IntegerField(
-        help_text="Their sum (reports with noise on the randomized ballot, answers as given "
-        "on the direct one)."
-    )
 
 
-class NumberEntry(EntryBase):
+class NumberEntry(SplitBallot, EntryBase):
     kind = serializers.ChoiceField(choices=["number"])
     mean = _number("Mean of the reports, clipped to [lower, upper] for display.")
     mean_unbiased = _number("Mean of the reports: unbiased for the mean of clipped values.")
@@ -217,21 +218,6 @@ class NumberEntry(EntryBase):
     arms = NumberArmCount(
         many=True, required=False, help_text="A split ballot: answers per ballot."
     )
-    direct = serializers.JSONField(
-        required=False,
-        help_text="true when the question is asked directly; for a split ballot the direct "
-        "ballot's mean with its t interval {estimate, std_error, ci_low, ci_high} (the mean "
-        "above reads the randomized ballot alone).",
-    )
-    direct_share = serializers.FloatField(
-        required=False, help_text="A split ballot: the share its devices asked directly."
-    )
-    difference = BallotDifference(
-        required=False,
-        help_text="A split ballot: randomized mean minus the direct one, with Welch's t "
-        "interval and test (null until each ballot has two answers).",
-    )
-    words = serializers.CharField(required=False, help_text="That difference in words.")
 
 
 ESTIMATE_ENTRY = PolymorphicProxySerializer(

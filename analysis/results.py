@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from estimator.arms import ArmsEstimate
-from estimator.compare import Comparison, MeanComparison
+from estimator.compare import Comparison, Difference, MeanComparison
 from estimator.designs import composition, json_epsilon
 from estimator.estimates import (
     MEAN_METHODS,
@@ -30,7 +30,7 @@ from estimator.intervals import (
     check_level,
     check_method,
 )
-from estimator.split import EqualityTest, SplitChoiceEstimate, SplitEstimate, SplitNumberEstimate
+from estimator.split import EqualityTest, SplitChoiceEstimate, SplitEstimate, SplitMeans
 from responses.counts import QuestionTally, SurveyCounts, survey_counts
 from survey.models import Question, Survey
 
@@ -68,7 +68,7 @@ class QuestionResult:
         """Everyone who answered: a split ballot's estimate counts its randomized ballot
         only, so its direct ballot is added here."""
         est = self.estimate
-        split = isinstance(est, SplitEstimate | SplitChoiceEstimate | SplitNumberEstimate)
+        split = isinstance(est, SplitEstimate | SplitChoiceEstimate | SplitMeans)
         return est.n + (est.direct_n if split else 0)
 
     @property
@@ -235,14 +235,11 @@ class QuestionResult:
         mean and the difference of means randomized − direct (Welch), each with SE and
         interval; None for other questions."""
         est = self.estimate
-        if not isinstance(est, SplitNumberEstimate):
+        if not isinstance(est, SplitMeans):
             return None
         direct, comparison = est.direct, est.comparison(self.level)
         return {
-            "arms": [
-                {"index": 0, "n": est.n, "sum": est.stats.total},
-                {"index": 1, "n": est.direct_n, "sum": est.direct_stats.total},
-            ],
+            "arms": [{"index": 0, "n": est.n}, {"index": 1, "n": est.direct_n}],
             "direct_share": self.question.direct_share,
             "direct": _ballot(direct.estimate, direct.std_error, direct.ci(self.level)),
             "difference": _difference(comparison),
@@ -347,7 +344,7 @@ def _ballot(estimate: float | None, std_error: float | None, interval: Any) -> d
     return {"estimate": estimate, "std_error": std_error, "ci_low": low, "ci_high": high}
 
 
-def _difference(comparison: Comparison | MeanComparison | None) -> dict:
+def _difference(comparison: Difference | None) -> dict:
     """Randomized − direct with its interval and p-value (Wald for shares, Welch for
     means; all None until both ballots have answers)."""
     if comparison is None:
@@ -364,16 +361,9 @@ def difference_words(comparison: Comparison | None, answer: str = "“yes”") -
         return "The comparison needs answers on both ballots."
     diff, low, high = (100 * v for v in (comparison.difference, *comparison.ci()))
     more = "more" if diff >= 0 else "fewer"
-    words = (
-        f"Randomized response found {abs(diff):.1f} points {more} {answer} than asking "
-        f"directly ({100 * comparison.level:g} % interval {low:+.1f} to {high:+.1f} points, "
-        f"p = {comparison.wald_p_value:.2g})"
-    )
-    if low > 0:
-        return words + ": significantly more admitted with randomized response."
-    if high < 0:
-        return words + ": significantly fewer admitted with randomized response."
-    return words + ": the interval includes 0, no clear difference."
+    found = f"{abs(diff):.1f} points {more} {answer}"
+    interval = f"{low:+.1f} to {high:+.1f} points, p = {comparison.p_value:.2g}"
+    return _found_words(found, interval, comparison, ("more admitted", "fewer admitted"))
 
 
 def mean_difference_words(comparison: MeanComparison | None) -> str:
@@ -381,16 +371,24 @@ def mean_difference_words(comparison: MeanComparison | None) -> str:
     if comparison is None:
         return "The comparison needs two answers on each ballot."
     diff, low, high = comparison.difference, *comparison.ci()
-    higher = "higher" if diff >= 0 else "lower"
+    found = f"a mean {abs(diff):.3g} {'higher' if diff >= 0 else 'lower'}"
+    interval = f"{low:+.3g} to {high:+.3g}, p = {comparison.p_value:.2g}, Welch"
+    return _found_words(found, interval, comparison, ("higher", "lower"))
+
+
+def _found_words(
+    found: str, interval: str, comparison: Difference, above_below: tuple[str, str]
+) -> str:
+    """ "Randomized response found … than asking directly (interval): significantly …"."""
     words = (
-        f"Randomized response found a mean {abs(diff):.3g} {higher} than asking directly "
-        f"({100 * comparison.level:g} % interval {low:+.3g} to {high:+.3g}, "
-        f"p = {comparison.p_value:.2g}, Welch)"
+        f"Randomized response found {found} than asking directly "
+        f"({100 * comparison.level:g} % interval {interval})"
     )
+    low, high = comparison.ci()
     if low > 0:
-        return words + ": significantly higher with randomized response."
+        return words + f": significantly {above_below[0]} with randomized response."
     if high < 0:
-        return words + ": significantly lower with randomized response."
+        return words + f": significantly {above_below[1]} with randomized response."
     return words + ": the interval includes 0, no clear difference."
 
 

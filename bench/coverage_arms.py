@@ -38,6 +38,8 @@ from estimator.intervals import affine_interval  # noqa: E402
 from estimator.one_bit import OneBitMean  # noqa: E402
 from estimator.split import SplitDesign, with_direct_share  # noqa: E402
 
+LAPLACE = Laplace(epsilon=1.0, lower=0, upper=10)
+
 NS = (50, 200, 1000)
 LEVEL = 0.95
 CASES = (
@@ -103,21 +105,32 @@ def choice_split_cell(
 
 
 def number_split_cell(
-    shares_rr: np.ndarray, shares_direct: np.ndarray, n: int, share: float, reps, rng
+    shares_rr: np.ndarray,
+    shares_direct: np.ndarray,
+    n: int,
+    share: float,
+    reps,
+    rng,
+    randomized=LAPLACE,
 ) -> float:
-    """A number split ballot (Laplace ε = 1 on 0…10): the difference of means, Welch.
-    The true values follow ``shares_rr`` on the randomized ballot and ``shares_direct``
-    on the direct one (answers shaded when asked directly)."""
-    split = with_direct_share(Laplace(epsilon=1.0, lower=0, upper=10), share)
+    """A number split ballot (Laplace or one bit, ε = 1 on 0…10): the difference of
+    means, Welch. The true values follow ``shares_rr`` on the randomized ballot and
+    ``shares_direct`` on the direct one (answers shaded when asked directly)."""
+    split = with_direct_share(randomized, share)
     support = np.arange(11)
     truth = float((shares_rr - shares_direct) @ support)
     hits = 0
     for _ in range(reps):
         n_direct = rng.binomial(n, share)
-        reports = split.randomized_design.simulate(rng.choice(11, n - n_direct, p=shares_rr), rng)
+        reports = randomized.simulate(rng.choice(11, n - n_direct, p=shares_rr), rng)
         answers = rng.choice(11, n_direct, p=shares_direct)
-        stats = [NumberStats(len(v), int(v.sum()), int((v * v).sum())) for v in (reports, answers)]
-        comparison = split.estimate(stats[0], direct=stats[1]).comparison(LEVEL)
+        if randomized.sends_one_bit:
+            ones = int(reports.sum())
+            given = [len(reports) - ones, ones]
+        else:
+            given = NumberStats(len(reports), int(reports.sum()), int((reports**2).sum()))
+        direct = NumberStats(len(answers), int(answers.sum()), int((answers**2).sum()))
+        comparison = split.estimate(given, direct=direct).comparison(LEVEL)
         if comparison is None:
             continue
         hits += comparison.ci_low <= truth <= comparison.ci_high
@@ -170,15 +183,19 @@ def report(reps: int, seed: int) -> bool:
         "skewed vs shaded": (skewed, shaded),
         "uniform vs skewed": (uniform, skewed),
     }
-    print("\nSplit ballot, number (Laplace ε = 1 on 0…10, share 0.3): difference of means,")
-    print(f"Welch, {reps} surveys per cell")
-    print("n      " + "".join(f"{name:>20}" for name in number_cases))
-    grid = []
-    for n in NS:
-        row = [number_split_cell(a, b, n, 0.3, reps, rng) for a, b in number_cases.values()]
-        grid.append(row)
-        print(f"{n:<7}" + "".join(f"{100 * c:20.1f}" for c in row))
-    ok &= _targets(np.array(grid))
+    for randomized in (LAPLACE, OneBitMean(epsilon=1.0, lower=0, upper=10)):
+        print(f"\nSplit ballot, number ({randomized!r}, share 0.3): difference of means,")
+        print(f"Welch, {reps} surveys per cell")
+        print("n      " + "".join(f"{name:>20}" for name in number_cases))
+        grid = []
+        for n in NS:
+            row = [
+                number_split_cell(a, b, n, 0.3, reps, rng, randomized)
+                for a, b in number_cases.values()
+            ]
+            grid.append(row)
+            print(f"{n:<7}" + "".join(f"{100 * c:20.1f}" for c in row))
+        ok &= _targets(np.array(grid))
     ok &= one_bit_report(max(reps, 20_000), rng)
     return ok
 

@@ -33,8 +33,8 @@ _XTOL = 1e-12
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """Prevalence in group a minus group b, with interval and p-values."""
+class Difference:
+    """Group a minus group b, with its interval: what every comparison gives."""
 
     estimate_a: float
     estimate_b: float
@@ -42,17 +42,10 @@ class Comparison:
     std_error: float
     ci_low: float
     ci_high: float
-    wald_p_value: float
-    lr_p_value: float
     level: float
 
     def ci(self) -> tuple[float, float]:
         return self.ci_low, self.ci_high
-
-    @property
-    def p_value(self) -> float:
-        """The p-value shown beside the interval: Wald's, which the interval inverts."""
-        return self.wald_p_value
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +55,23 @@ class Comparison:
             "std_error": self.std_error,
             "ci": [self.ci_low, self.ci_high],
             "level": self.level,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison(Difference):
+    """Prevalence in group a minus group b, with interval and p-values."""
+
+    wald_p_value: float
+    lr_p_value: float
+
+    @property
+    def p_value(self) -> float:
+        """The p-value shown beside the interval: Wald's, which the interval inverts."""
+        return self.wald_p_value
+
+    def to_dict(self) -> dict[str, Any]:
+        return super().to_dict() | {
             "wald_p_value": self.wald_p_value,
             "lr_p_value": self.lr_p_value,
         }
@@ -137,35 +147,16 @@ def compare(
 
 
 @dataclass(frozen=True)
-class MeanComparison:
+class MeanComparison(Difference):
     """Mean in group a minus group b (a split ballot's randomized and direct ballots),
     with Welch's t interval and test. Means have no likelihood-ratio test here: the noise
     law is known, but not the law of the true values it is added to."""
 
-    estimate_a: float
-    estimate_b: float
-    difference: float
-    std_error: float
     df: float
-    ci_low: float
-    ci_high: float
     p_value: float
-    level: float
-
-    def ci(self) -> tuple[float, float]:
-        return self.ci_low, self.ci_high
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "a": self.estimate_a,
-            "b": self.estimate_b,
-            "difference": self.difference,
-            "std_error": self.std_error,
-            "df": self.df,
-            "ci": [self.ci_low, self.ci_high],
-            "level": self.level,
-            "p_value": self.p_value,
-        }
+        return super().to_dict() | {"df": self.df, "p_value": self.p_value}
 
 
 def compare_means(a: Any, b: Any, level: float = DEFAULT_LEVEL) -> MeanComparison:

@@ -775,6 +775,11 @@ class NumberDesign(Design):
         raise NotImplementedError
 
     @property
+    def highest_report(self) -> int:
+        """The highest report the design makes (with probability ≥ 10⁻¹²)."""
+        return self.upper + self.max_distance
+
+    @property
     def report_bins(self) -> tuple[int, int, int]:
         """``(start, width, count)``: ``count`` bins of ``width`` integers from ``start``
         cover the bounds and three noise standard deviations either side, at most

@@ -55,7 +55,9 @@ class OneBitMean(Design):
     help: ClassVar[str] = "Your number becomes one coin-like bit; only the average is estimated."
     PARAMS: ClassVar[tuple[Param, ...]] = (epsilon_param(1.0), *BOUNDS)
     output_values: ClassVar[tuple[int, ...]] = (0, 1)
+    highest_report: ClassVar[int] = 1
     sends_one_bit: ClassVar[bool] = True
+    offers_split_ballot: ClassVar[bool] = True
     noise_words: ClassVar[str] = (
         "one bit: 1 with probability c + t * (x - lower) / (upper - lower) for the true "
         "number x clipped to [lower, upper], t = tanh(epsilon / 2), c = (1 - t) / 2"

@@ -51,6 +51,7 @@ from estimator.designs import (
 )
 from estimator.estimates import BinaryEstimate, ChoiceEstimate, NumberEstimate, NumberStats
 from estimator.intervals import DEFAULT_LEVEL
+from estimator.one_bit import OneBitEstimate, OneBitMean
 
 BALLOTS = 2
 # The ballot of a report (its arm): what the export's arm column holds.
@@ -149,23 +150,13 @@ class SplitChoiceEstimate(ChoiceEstimate):
         return EqualityTest(statistic, df, float(sps.chi2.sf(statistic, df)))
 
 
-@dataclass(frozen=True, repr=False)
-class SplitNumberEstimate(NumberEstimate):
-    """The randomized ballot's mean (every attribute of :class:`NumberEstimate` speaks
-    of it alone), with the direct ballot's count, sum and sum of squares beside it.
+class SplitMeans:
+    """A number question's split ballot: the randomized ballot's mean (every attribute of
+    the estimate it is mixed into speaks of it alone), with the direct ballot's count, sum
+    and sum of squares beside it."""
 
-    Examples
-    --------
-    >>> from estimator.designs import Laplace
-    >>> design = SplitNumberDesign(Laplace(epsilon=1.0, lower=0, upper=10), 0.25)
-    >>> est = design.estimate((300, 1500, 12000), direct=(100, 400, 2000))
-    >>> est.estimate, est.direct.estimate
-    (5.0, 4.0)
-    >>> round(est.comparison().difference, 3)
-    1.0
-    """
-
-    direct_stats: NumberStats = NumberStats(0, 0, 0)
+    design: Any
+    direct_stats: NumberStats
 
     @property
     def direct(self) -> NumberEstimate:
@@ -183,6 +174,42 @@ class SplitNumberEstimate(NumberEstimate):
         if self.n < 2 or self.direct_n < 2:
             return None
         return compare_means(self, self.direct, level)
+
+
+@dataclass(frozen=True, repr=False)
+class SplitNumberEstimate(SplitMeans, NumberEstimate):
+    """The randomized ballot's mean of noisy reports beside the direct ballot's.
+
+    Examples
+    --------
+    >>> from estimator.designs import Laplace
+    >>> design = SplitNumberDesign(Laplace(epsilon=1.0, lower=0, upper=10), 0.25)
+    >>> est = design.estimate((300, 1500, 12000), direct=(100, 400, 2000))
+    >>> est.estimate, est.direct.estimate
+    (5.0, 4.0)
+    >>> round(est.comparison().difference, 3)
+    1.0
+    """
+
+    direct_stats: NumberStats = NumberStats(0, 0, 0)
+
+
+@dataclass(frozen=True)
+class SplitOneBitEstimate(SplitMeans, OneBitEstimate):
+    """The randomized ballot's mean from one-bit reports beside the direct ballot's.
+
+    Examples
+    --------
+    >>> design = SplitNumberDesign(OneBitMean(epsilon=1.0, lower=0, upper=10), 0.25)
+    >>> est = design.estimate([450, 550], direct=(300, 1200, 6000))
+    >>> round(est.estimate, 2), est.direct.estimate
+    (6.08, 4.0)
+    """
+
+    direct_stats: NumberStats = NumberStats(0, 0, 0)
+
+
+SplitMeanEstimate = SplitNumberEstimate | SplitOneBitEstimate
 
 
 class _Ballots:
@@ -205,8 +232,7 @@ class _Ballots:
         if inner.kind not in self.splits_kinds or not inner.splits():
             raise ValueError(
                 "direct_share: a split ballot needs a randomized question without arms "
-                "(not a question asked directly, a design with arms or one bit standing "
-                "for a number)"
+                "(not a question asked directly or a design with arms)"
             )
 
     def __getattr__(self, name: str) -> Any:
@@ -318,15 +344,16 @@ class SplitDesign(_Ballots):
 
 @dataclass(frozen=True)
 class SplitNumberDesign(_Ballots):
-    """A number design with noise of which a share ``direct_share`` is asked directly.
+    """A randomized number design (noise added, or one bit) of which a share
+    ``direct_share`` is asked directly.
 
     A randomized report r is stored as it is; a direct answer v ∈ [lower, upper] as
     v + :attr:`shift`, above every report the randomized ballot can make. Tally keys of
-    direct answers follow the randomized ballot's bins, so each ballot's count, sum and
+    direct answers follow the randomized ballot's keys, so each ballot's count, sum and
     sum of squares are read from the sums kept per tally key.
     """
 
-    randomized_design: NumberDesign
+    randomized_design: NumberDesign | OneBitMean
     direct_share: float
     splits_kinds: ClassVar[tuple[str, ...]] = ("number",)
 
@@ -335,7 +362,7 @@ class SplitNumberDesign(_Ballots):
         """Added to a direct answer: lower + shift is one above the highest randomized
         report."""
         inner = self.randomized_design
-        return inner.upper + inner.max_distance + 1 - inner.lower
+        return inner.highest_report + 1 - inner.lower
 
     @property
     def _direct_design(self) -> DirectNumber:
@@ -344,9 +371,10 @@ class SplitNumberDesign(_Ballots):
 
     @property
     def first_direct_key(self) -> int:
-        """The tally key of the direct ballot's first bin: after the randomized ballot's
-        bins and their two open ends."""
-        return self.randomized_design.report_bins[2] + 2
+        """The tally key of the direct ballot's first bin: after every key of the
+        randomized ballot."""
+        inner = self.randomized_design
+        return inner.tally_key(inner.highest_report) + 1
 
     def encode(self, arm: Any, answer: Any) -> int:
         """The stored report of ``answer`` given on ballot ``arm``: a randomized report,
@@ -387,8 +415,8 @@ class SplitNumberDesign(_Ballots):
         return self.first_direct_key + self._direct_design.tally_key(answer)
 
     def likelihood(self, report: Any) -> np.ndarray:
-        """P(ballot and report | x): the randomized ballot's noise law weighted 1 − s, a
-        direct answer's certainty weighted s."""
+        """P(ballot and report | x): the randomized ballot's law weighted 1 − s, a direct
+        answer's certainty weighted s."""
         ballot, answer = self.decode(self.check_report(report))
         if ballot == RANDOMIZED_BALLOT:
             return (1 - self.direct_share) * self.randomized_design.likelihood(answer)
@@ -396,19 +424,21 @@ class SplitNumberDesign(_Ballots):
 
     def estimate(
         self,
-        stats: Any,
+        randomized: Any,
         *,
         direct: Any = (0, 0, 0),
         population: int | None = None,
-    ) -> SplitNumberEstimate:
-        """From the randomized ballot's (count, sum, sum of squares) of reports and the
-        direct ballot's of answers."""
-        return SplitNumberEstimate(
-            self.randomized_design,
-            NumberStats.of(stats),
-            population,
-            direct_stats=NumberStats.of(direct),
-        )
+    ) -> SplitMeanEstimate:
+        """From what the randomized design estimates from (its reports' count, sum and
+        sum of squares, or the counts of 0 and 1 of one-bit reports) and the direct
+        ballot's (count, sum, sum of squares) of answers."""
+        est = self.randomized_design.estimate(randomized, population=population)
+        return self._with_direct(est, NumberStats.of(direct))
+
+    def _with_direct(self, est: Any, direct: NumberStats) -> SplitMeanEstimate:
+        if self.randomized_design.sends_one_bit:
+            return SplitOneBitEstimate(est.design, est.normalized, direct_stats=direct)
+        return SplitNumberEstimate(est.design, est.stats, est.population, direct_stats=direct)
 
     def estimate_from_tally(
         self,
@@ -417,18 +447,16 @@ class SplitNumberDesign(_Ballots):
         population: int | None = None,
         *,
         key_stats: Mapping[int, NumberStats] | None = None,
-    ) -> SplitNumberEstimate:
+    ) -> SplitMeanEstimate:
         """Each ballot's sums from the sums per tally key (``key_stats``): the direct
         ballot's keys start at :attr:`first_direct_key`, and its stored answers carry the
         shift, taken off exactly here."""
         direct_keys = [k for k in counts if k >= self.first_direct_key and counts[k]]
-        if key_stats is None:
-            if direct_keys:
-                raise ValueError(
-                    "a split ballot on a number question needs the sums per tally key "
-                    "(key_stats) to tell its two ballots apart"
-                )
-            return self.estimate(stats, population=population)
+        if direct_keys and key_stats is None:
+            raise ValueError(
+                "a split ballot on a number question needs the sums per tally key "
+                "(key_stats) to tell its two ballots apart"
+            )
         n = total = total_sq = 0
         for key in direct_keys:
             part = key_stats.get(key)
@@ -439,7 +467,9 @@ class SplitNumberDesign(_Ballots):
         answers = total - shift * n
         direct = NumberStats(n, answers, total_sq - 2 * shift * answers - shift * shift * n)
         randomized = NumberStats(stats.count - n, stats.total - total, stats.total_sq - total_sq)
-        return self.estimate(randomized, direct=direct, population=population)
+        kept = {k: v for k, v in counts.items() if k < self.first_direct_key}
+        est = self.randomized_design.estimate_from_tally(kept, randomized, population)
+        return self._with_direct(est, direct)
 
     def simulate(self, true_values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Stored reports: the direct share's clipped true values plus the shift, the
@@ -447,7 +477,7 @@ class SplitNumberDesign(_Ballots):
         inner = self.randomized_design
         clipped = np.clip(np.asarray(true_values, dtype=np.int64), inner.lower, inner.upper)
         direct, reports = simulate_split(inner, self.direct_share, clipped, rng)
-        return np.where(direct, reports + self.shift, reports)
+        return np.where(direct, reports + self.shift, reports).astype(np.int64)
 
 
 def with_direct_share(design: Any, share: Any) -> Any:

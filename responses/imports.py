@@ -217,25 +217,47 @@ def check_cell(question: Question, cell: str) -> int:
         if not WHOLE_NUMBER.fullmatch(cell):
             raise ValueError(cell)
         if question.design.has_arms:  # the report alone: its arm has a column of its own
-            return question.design.encode(0, int(cell))
+            return _on_some_arm(question.design, int(cell))
         return question.design.check_report(int(cell))
     except ValueError:
         shown = cell if len(cell) <= 40 else cell[:40] + "…"
         raise ValueError(f"must be {_what_column_takes(question)}, got {shown!r}") from None
 
 
+def _on_some_arm(design, report: int) -> int:
+    """A report that some arm of the design can make (the arm column then says which,
+    and the pair is checked once both are read)."""
+    for arm in range(design.arms):
+        try:
+            design.encode(arm, report)
+            return report
+        except ValueError:
+            continue
+    raise ValueError(report)
+
+
 def _what_column_takes(question: Question) -> str:
-    outputs = question.design.output_description()
+    design = question.design
+    outputs = design.output_description()
+    values = outputs.get("values", ())
     if outputs["type"] != "options":
-        return (
+        taken = (
             f"a whole number from {outputs['min_report']} to {outputs['max_report']} (the "
             f"bounds {outputs['lower']}…{outputs['upper']} widened by the farthest the "
             f"design's noise reaches with probability at least {IMPOSSIBLE_REPORT:g})"
         )
-    values = outputs["values"]
-    if question.options:
-        return f"an option index from {values[0]} to {values[-1]} (0 = {question.options[0]!r})"
-    return " or ".join(map(str, values)) + " (1 = yes)"
+    elif question.options:
+        taken = f"an option index from {values[0]} to {values[-1]} (0 = {question.options[0]!r})"
+    elif design.sends_one_bit:
+        taken = "0 or 1 (the reported bit)"
+    else:
+        taken = " or ".join(map(str, values)) + " (1 = yes)"
+    if "direct_shift" in outputs:  # a number's split ballot
+        taken += (
+            f", or on the direct ballot (arm 1) the answer as given, from {design.lower} "
+            f"to {design.upper}"
+        )
+    return taken
 
 
 def import_responses(

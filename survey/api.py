@@ -317,7 +317,7 @@ class QuestionSerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         help_text="A split ballot on a randomized yes/no, multiple-choice or number "
-        "question (a design without arms; not a number sent as one bit): "
+        "question (a design without arms): "
         "the share s (0 < s < 1) of respondents whose device, before they answer, draws "
         "that this question is asked directly, tells them so, and sends their answer as "
         "given (no privacy for them on this question) with arm 1; the others randomize as "

@@ -68,12 +68,6 @@ def test_the_direct_share_is_saved_and_given_back(api):
             ),
             "randomized",
         ),
-        (
-            split_question(
-                kind="number", design={"name": "one_bit", "epsilon": 1, "lower": 0, "upper": 9}
-            ),
-            "one bit standing for a number",
-        ),
         (split_question(design={"name": "direct"}, not_sensitive=True), "randomized"),
     ],
 )

@@ -29,7 +29,13 @@ DESIGN = SplitDesign(KRandomizedResponse(epsilon=2.0, k=3), 0.3)
 
 def create(api) -> Survey:
     question = {"text": "Cheated?", "kind": "choice", "options": OPTIONS, "design": KRR}
-    body = {"title": "Split", "questions": [question | {"direct_share": 0.3}]}
+    return open_split_survey(api, question)
+
+
+def open_split_survey(api, question: dict, *more: dict) -> Survey:
+    """An open survey whose first question is ``question`` on a split ballot (0.3 asked
+    directly), then ``more`` questions."""
+    body = {"title": "Split", "questions": [question | {"direct_share": 0.3}, *more]}
     response = api.post("/api/surveys/", body, format="json")
     assert response.status_code == 201, response.json()
     assert response.json()["questions"][0]["direct_share"] == 0.3

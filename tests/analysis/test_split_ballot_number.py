@@ -20,6 +20,7 @@ from responses.sealing import seal
 from responses.write import bulk_record
 from survey.models import Survey
 from tests.analysis.test_arms_question import submit
+from tests.analysis.test_split_ballot_choice import open_split_survey
 from tests.storage import nothing_stored, stored_reports
 from tests.survey.api_schema import assert_matches_schema
 
@@ -31,14 +32,7 @@ DESIGN = with_direct_share(Laplace(epsilon=1.0, lower=0, upper=10), 0.3)
 
 def create(api, *more: dict) -> Survey:
     question = {"text": "Drinks last week?", "kind": "number", "design": LAPLACE}
-    body = {"title": "Split", "questions": [question | {"direct_share": 0.3}, *more]}
-    response = api.post("/api/surveys/", body, format="json")
-    assert response.status_code == 201, response.json()
-    assert response.json()["questions"][0]["direct_share"] == 0.3
-    survey = Survey.objects.get(id=response.json()["id"])
-    survey.status = Survey.Status.OPEN
-    survey.save()
-    return survey
+    return open_split_survey(api, question, *more)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -218,3 +212,61 @@ def test_a_breakdown_reads_the_randomized_ballot_alone(api):
         ]
         assert cell["n"] == len(kept)
         assert cell["mean_unbiased"] == pytest.approx(np.mean(kept))
+
+
+ONE_BIT = {"name": "one_bit", "epsilon": 1.0, "lower": 0, "upper": 10}
+
+
+def create_one_bit(api) -> Survey:
+    question = {"text": "Drinks last week?", "kind": "number", "design": ONE_BIT}
+    return open_split_survey(api, question)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_one_bit_number_on_the_direct_ballot_is_stored_above_the_bit(api, client):
+    survey = create_one_bit(api)
+    question = survey.questions.get()
+    for answer in ({"value": 7, "arm": 1}, {"value": 1, "arm": 0}):
+        assert submit(client, survey, {"question": question.id, **answer}).status_code == 201
+    refused = submit(client, survey, {"question": question.id, "value": 5, "arm": 0})
+    assert refused.status_code == 400 and "value 5" in json.dumps(refused.json())
+    assert sorted(r[question.id] for r in stored_reports(survey)) == [1, 9]
+
+
+def test_a_one_bit_split_gives_both_means_and_imports_its_ballots(api, client, owner):
+    from responses.imports import ImportRejected, import_responses
+
+    survey = create_one_bit(api)
+    question = survey.questions.get()
+    design = question.design
+    rng = np.random.default_rng(12)
+    stored = design.simulate(rng.integers(0, 11, 4000), rng)
+    bulk_record(survey, [{question.id: int(r)} for r in stored], simulated=False)
+    response = api.get(f"/api/surveys/{survey.id}/estimates/")
+    assert_matches_schema(response, "/api/surveys/{survey_id}/estimates/", "GET")
+    entry = response.json()["questions"][0]
+    bits, answers = stored[stored < 2], stored[stored >= 2] - design.shift
+    expected = design.estimate(
+        [len(bits) - bits.sum(), bits.sum()],
+        direct=(len(answers), int(answers.sum()), int((answers**2).sum())),
+    )
+    assert entry["n"] == len(bits) and entry["arms"][1]["n"] == len(answers)
+    assert entry["mean_unbiased"] == pytest.approx(expected.estimate_unbiased)
+    assert entry["direct"]["estimate"] == pytest.approx(answers.mean())
+    assert entry["difference"]["estimate"] == pytest.approx(expected.comparison().difference)
+    assert entry["difference"]["ci_low"] < 0 < entry["difference"]["ci_high"]
+    client.force_login(owner)
+    page = client.get(f"/surveys/{survey.id}/results/").content.decode()
+    section = page.split('data-kind="split"', 1)[1].split("</div>", 1)[0]
+    assert f"asked directly: n = {len(answers)}" in section and "Welch" in section
+
+    copy = create_one_bit(api)
+    imported = import_responses(copy, io.BytesIO(b"round,q1,q1_arm\n1,7,1\n1,0,0\n"))
+    assert imported == 2
+    assert sorted(r[copy.questions.get().id] for r in stored_reports(copy)) == [0, 9]
+    with pytest.raises(ImportRejected) as refused:
+        import_responses(copy, io.BytesIO(b"round,q1,q1_arm\n1,7,0\n"))
+    assert "q1 on arm 0" in str(refused.value)
+    with pytest.raises(ImportRejected) as refused:
+        import_responses(copy, io.BytesIO(b"round,q1,q1_arm\n1,11,1\n"))
+    assert "on the direct ballot (arm 1) the answer as given, from 0 to 10" in str(refused.value)

@@ -55,11 +55,17 @@ def split_survey(make_survey):
 def answer(page, url: str, question, role: str = "button", name: str = "Yes"):
     """Answer the question (its control of ``role`` and ``name``) and send: what was sent,
     whether the direct ballot's notice showed before answering, and the question."""
+    return send(page, url, question, lambda section: section.get_by_role(role, name=name).click())
+
+
+def send(page, url: str, question, act):
+    """Open the page, answer the question with ``act(section)`` and send: what was sent,
+    whether the direct ballot's notice showed before answering, and the question."""
     errors, requests = watch(page)
     page.goto(url)
     section = page.locator(f'[data-question="{question.id}"]')
     notice_before = section.get_by_text(NOTICE).is_visible()
-    section.get_by_role(role, name=name).click()
+    act(section)
     page.get_by_role("button", name=SEND).click()
     page.get_by_text(SENT).wait_for()
     posts = [r for r in requests if r.method == "POST"]
@@ -119,8 +125,16 @@ def test_the_ballot_is_kept_on_the_device_across_reloads(live_server, page, spli
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
+@pytest.fixture
+def scanned_page(browser):
+    """A laptop page the accessibility scan can inject its script into."""
+    context = browser.new_context(viewport=LAPTOP, bypass_csp=True)
+    yield context.new_page()
+    context.close()
+
+
 def test_the_results_page_compares_the_ballots_in_words(
-    live_server, browser, split_survey, screenshot
+    live_server, scanned_page, split_survey, screenshot
 ):
     """Seeded: 38 % truly "yes"; asked directly, a third of them deny. The README's
     picture of the comparison comes from here (DOCS_SCREENSHOTS=1)."""
@@ -131,8 +145,7 @@ def test_the_results_page_compares_the_ballots_in_words(
     reports = np.where(direct & (truths == 1) & (rng.random(2400) < 1 / 3), 0, reports)
     stored = 2 * direct.astype(int) + reports
     bulk_record(survey, [{question.id: int(r)} for r in stored], simulated=False)
-    context = browser.new_context(viewport=LAPTOP, bypass_csp=True)
-    page = context.new_page()
+    page = scanned_page
     page.goto(live_server.url + survey.get_absolute_url())
     page.locator(".ballot-note:visible").wait_for()
     assert serious_violations(page) == []  # the respondent page, on whichever ballot
@@ -146,7 +159,6 @@ def test_the_results_page_compares_the_ballots_in_words(
     screenshot(page, "split-results")
     if os.environ.get("DOCS_SCREENSHOTS"):
         page.locator("table.results").screenshot(path=DOCS / "split-ballot.png")
-    context.close()
 
 
 @pytest.fixture
@@ -200,40 +212,39 @@ def test_a_choice_question_on_the_randomized_ballot_spins_and_sends_arm_0(
     assert not page.get_by_text(SOME_AS_GIVEN).is_visible()
 
 
-@pytest.fixture
-def number_split(make_survey):
+def number_question(make_survey, design_name: str):
     survey = make_survey(0)
     question = survey.questions.create(
         position=0,
         text="How many drinks did you have last week?",
         kind="number",
-        design_name="laplace",
+        design_name=design_name,
         design_params={"epsilon": 1.0, "lower": 0, "upper": 20},
         direct_share=0.25,
     )
     return survey, question
 
 
+@pytest.fixture
+def number_split(make_survey):
+    return number_question(make_survey, "laplace")
+
+
+@pytest.fixture(params=["laplace", "one_bit"])
+def any_number_split(request, make_survey):
+    """A number question on a split ballot: noise added, or one bit sent."""
+    return number_question(make_survey, request.param)
+
+
 def send_number(page, url: str, question, value: str):
-    """Type ``value`` into the number question and send: what was sent, whether the
-    direct ballot's notice showed before answering, and the question."""
-    errors, requests = watch(page)
-    page.goto(url)
-    section = page.locator(f'[data-question="{question.id}"]')
-    notice_before = section.get_by_text(NOTICE).is_visible()
-    section.get_by_role("spinbutton").fill(value)
-    page.get_by_role("button", name=SEND).click()
-    page.get_by_text(SENT).wait_for()
-    posts = [r for r in requests if r.method == "POST"]
-    assert len(posts) == 1 and errors == []
-    [sent] = json.loads(posts[0].post_data)["answers"]
-    return sent | {"notice_before": notice_before}, section
+    """Type ``value`` into the number question and send (see :func:`send`)."""
+    return send(page, url, question, lambda section: section.get_by_role("spinbutton").fill(value))
 
 
 def test_a_number_on_the_direct_ballot_is_sent_as_given(
-    live_server, page, number_split, screenshot
+    live_server, page, any_number_split, screenshot
 ):
-    survey, question = number_split
+    survey, question = any_number_split
     page.add_init_script(forced_crypto(0))
     sent, section = send_number(page, live_server.url + survey.get_absolute_url(), question, "9")
     assert sent == {"question": question.id, "value": 9, "arm": 1, "notice_before": True}
@@ -246,25 +257,25 @@ def test_a_number_on_the_direct_ballot_is_sent_as_given(
     screenshot(page, "split-number-direct")
 
 
-def test_a_number_on_the_randomized_ballot_gets_noise_and_arm_0(live_server, page, number_split):
-    """The device's own crypto draws the noise; the ballot is the one kept on the device
-    (the randomized one), as if drawn on an earlier visit."""
-    survey, question = number_split
+def test_a_number_on_the_randomized_ballot_is_randomized_and_sent_with_arm_0(
+    live_server, page, any_number_split
+):
+    """The device's own crypto draws the noise or the bit; the ballot is the one kept on
+    the device (the randomized one), as if drawn on an earlier visit."""
+    survey, question = any_number_split
     key = f"deniable:v1:{survey.slug}:ballot:q{question.id}:d{survey.design_version}"
     page.add_init_script(f"localStorage.setItem('{key}', '0');" + THROW_ON_MATH_RANDOM)
     url = live_server.url + survey.get_absolute_url()
     sent, section = send_number(page, url, question, "9")
     assert sent["arm"] == 0 and sent["notice_before"] is False
-    design = question.design.randomized_design
-    low, high = design.lower - design.max_distance, design.upper + design.max_distance
-    assert low <= sent["value"] <= high
+    question.design.randomized_design.check_report(sent["value"])  # a report it can make
     assert stored_reports(survey) == [{question.id: sent["value"]}]
     assert "stays on this device" in section.locator("label[for]").first.inner_text()
     assert page.get_by_text(SENT_RANDOMIZED).is_visible()
 
 
 def test_the_results_page_compares_a_numbers_ballots(
-    live_server, browser, number_split, screenshot
+    live_server, scanned_page, number_split, screenshot
 ):
     """Seeded: asked directly, everyone says two drinks fewer (not below 0); the page
     gives both means and the difference in words, and passes the accessibility scan."""
@@ -275,8 +286,7 @@ def test_the_results_page_compares_a_numbers_ballots(
     lowest = design.encode(1, 0)
     stored = np.where(stored >= lowest, np.maximum(stored - 2, lowest), stored)
     bulk_record(survey, [{question.id: int(r)} for r in stored], simulated=False)
-    context = browser.new_context(viewport=LAPTOP, bypass_csp=True)
-    page = context.new_page()
+    page = scanned_page
     log_in(page, live_server)
     page.goto(f"{live_server.url}/surveys/{survey.id}/results/")
     split = page.locator('.question-result[data-kind="number"] [data-kind="split"]')
@@ -285,4 +295,3 @@ def test_the_results_page_compares_a_numbers_ballots(
     assert f"asked directly: n = {int((stored >= lowest).sum())}" in text
     assert serious_violations(page) == []
     screenshot(page, "split-number-results")
-    context.close()

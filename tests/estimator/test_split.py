@@ -57,7 +57,6 @@ def test_the_law_of_ballot_and_report_sums_to_one_per_truth():
         (DirectBinary(), "randomized"),
         (DirectChoice(k=3), "randomized"),
         (DirectNumber(lower=0, upper=10), "asked directly"),
-        (OneBitMean(epsilon=1.0, lower=0, upper=10), "one bit standing for a number"),
     ],
 )
 def test_only_a_randomized_design_without_arms_splits(design, words):
@@ -269,3 +268,37 @@ def test_the_direct_ballot_is_certain_and_weighted_by_its_share():
     )
     assert NUMBER_SPLIT.likelihood(5) == pytest.approx(0.75 * LAPLACE.likelihood(5))
     assert NUMBER_SPLIT.epsilon == LAPLACE.epsilon
+
+
+ONE_BIT = OneBitMean(epsilon=1.0, lower=0, upper=10)
+ONE_BIT_SPLIT = with_direct_share(ONE_BIT, 0.3)
+
+
+def test_a_one_bit_split_stores_direct_answers_above_the_bit():
+    assert ONE_BIT_SPLIT.shift == 2
+    assert [ONE_BIT_SPLIT.encode(0, b) for b in (0, 1)] == [0, 1]
+    assert [ONE_BIT_SPLIT.encode(1, v) for v in (0, 10)] == [2, 12]
+    assert ONE_BIT_SPLIT.decode(9) == (1, 7) and ONE_BIT_SPLIT.decode(1) == (0, 1)
+    for ballot, answer in [(0, 2), (0, -1), (1, 11), (1, -1)]:
+        with pytest.raises(ValueError):
+            ONE_BIT_SPLIT.encode(ballot, answer)
+
+
+def test_a_one_bit_split_reads_each_ballot_exactly_and_compares_the_means():
+    """Seeded: the bits' counts and the direct answers' sums come back from the tallies;
+    the randomized mean is the one-bit line's, compared by Welch's t."""
+    rng = np.random.default_rng(13)
+    stored = ONE_BIT_SPLIT.simulate(rng.integers(0, 11, 8000), rng)
+    counts, stats, per_key = key_sums(ONE_BIT_SPLIT, stored)
+    est = ONE_BIT_SPLIT.estimate_from_tally(counts, stats, key_stats=per_key)
+    bits = stored[stored < 2]
+    answers = stored[stored >= 2] - 2
+    assert (est.normalized.yes_count, est.n) == (int(bits.sum()), len(bits))
+    assert est.direct_stats == NumberStats(len(answers), *_sums(answers))
+    assert est.estimate_unbiased == pytest.approx(
+        ONE_BIT.estimate([len(bits) - bits.sum(), bits.sum()]).estimate_unbiased
+    )
+    comparison = est.comparison()
+    assert comparison.difference == pytest.approx(est.estimate_unbiased - answers.mean())
+    assert comparison.ci_low < 0 < comparison.ci_high  # everyone truthful
+    assert ONE_BIT_SPLIT.likelihood(9) == pytest.approx(0.3 * (np.arange(11) == 7))

@@ -52,7 +52,7 @@ def test_a_bad_share_is_shown_beside_its_field_and_stores_nothing(
     assert Survey.objects.get(pk=draft.pk).design_version == version
 
 
-def test_choice_and_noisy_number_questions_take_a_share_one_bit_and_arms_none(logged_in, draft):
+def test_choice_and_number_questions_take_a_share_and_designs_with_arms_none(logged_in, draft):
     fields = {"kind": "choice", "preset": "custom", "design_name": "k_rr", "epsilon": "1"}
     redrawn = logged_in.post(
         f"/surveys/{draft.id}/question-form/?prefix=new",
@@ -79,9 +79,11 @@ def test_choice_and_noisy_number_questions_take_a_share_one_bit_and_arms_none(lo
         f"/surveys/{draft.id}/question-form/?prefix=new",
         {f"new-{k}": v for k, v in {"text": "Drinks?", **one_bit}.items()},
     ).content.decode()
-    assert "field-lower" in redrawn and "field-direct_share" not in redrawn
+    assert "field-lower" in redrawn and "field-direct_share" in redrawn
     assert add(logged_in, draft, direct_share="0.2", **one_bit).status_code == 302
-    assert draft.questions.last().direct_share is None
+    assert draft.questions.last().direct_share == 0.2
+    page = logged_in.get(f"/surveys/{draft.id}/edit/").content.decode()
+    assert "split ballot: 20 % asked directly" in page
     sld = {"kind": "binary", "preset": "custom", "design_name": "stochastic_lie_detector"}
     sld |= {"p": "0.2, 0.8", "arm_weights": "0.5, 0.5", "confirm_no_privacy": "on"}
     redrawn = logged_in.post(
