@@ -379,7 +379,8 @@ def mean_difference_words(comparison: MeanComparison | None) -> str:
 def _found_words(
     found: str, interval: str, comparison: Difference, above_below: tuple[str, str]
 ) -> str:
-    """ "Randomized response found … than asking directly (interval): significantly …"."""
+    """The sentence every split-ballot difference ends in: what randomized response
+    found against asking directly, the interval, and whether it is significant."""
     words = (
         f"Randomized response found {found} than asking directly "
         f"({100 * comparison.level:g} % interval {interval})"
