@@ -52,12 +52,16 @@ def test_a_bad_share_is_shown_beside_its_field_and_stores_nothing(
     assert Survey.objects.get(pk=draft.pk).design_version == version
 
 
+def redraw(logged_in, draft, text: str, fields: dict) -> str:
+    """The new-question form as the builder redraws it for ``fields``."""
+    data = {f"new-{k}": v for k, v in {"text": text, **fields}.items()}
+    url = f"/surveys/{draft.id}/question-form/?prefix=new"
+    return logged_in.post(url, data).content.decode()
+
+
 def test_choice_and_number_questions_take_a_share_and_designs_with_arms_none(logged_in, draft):
     fields = {"kind": "choice", "preset": "custom", "design_name": "k_rr", "epsilon": "1"}
-    redrawn = logged_in.post(
-        f"/surveys/{draft.id}/question-form/?prefix=new",
-        {f"new-{k}": v for k, v in {"text": "Faculty?", **fields}.items()},
-    ).content.decode()
+    redrawn = redraw(logged_in, draft, "Faculty?", fields)
     assert "field-options" in redrawn and "field-direct_share" in redrawn
     assert add(logged_in, draft, options="a\nb", direct_share="0.2", **fields).status_code == 302
     assert draft.questions.last().direct_share == 0.2
@@ -65,20 +69,14 @@ def test_choice_and_number_questions_take_a_share_and_designs_with_arms_none(log
     assert page.status_code == 200 and "Split ballot: share asked directly" in page.content.decode()
     number = {"kind": "number", "preset": "custom", "design_name": "laplace", "epsilon": "1"}
     number |= {"lower": "0", "upper": "10"}
-    redrawn = logged_in.post(
-        f"/surveys/{draft.id}/question-form/?prefix=new",
-        {f"new-{k}": v for k, v in {"text": "Hours?", **number}.items()},
-    ).content.decode()
+    redrawn = redraw(logged_in, draft, "Hours?", number)
     assert "field-lower" in redrawn and "field-direct_share" in redrawn
     assert add(logged_in, draft, direct_share="0.3", **number).status_code == 302
     assert draft.questions.last().direct_share == 0.3
     page = logged_in.get(f"/surveys/{draft.id}/edit/").content.decode()
     assert "split ballot: 30 % asked directly" in page
     one_bit = number | {"design_name": "one_bit"}
-    redrawn = logged_in.post(
-        f"/surveys/{draft.id}/question-form/?prefix=new",
-        {f"new-{k}": v for k, v in {"text": "Drinks?", **one_bit}.items()},
-    ).content.decode()
+    redrawn = redraw(logged_in, draft, "Drinks?", one_bit)
     assert "field-lower" in redrawn and "field-direct_share" in redrawn
     assert add(logged_in, draft, direct_share="0.2", **one_bit).status_code == 302
     assert draft.questions.last().direct_share == 0.2
@@ -86,10 +84,7 @@ def test_choice_and_number_questions_take_a_share_and_designs_with_arms_none(log
     assert "split ballot: 20 % asked directly" in page
     sld = {"kind": "binary", "preset": "custom", "design_name": "stochastic_lie_detector"}
     sld |= {"p": "0.2, 0.8", "arm_weights": "0.5, 0.5", "confirm_no_privacy": "on"}
-    redrawn = logged_in.post(
-        f"/surveys/{draft.id}/question-form/?prefix=new",
-        {f"new-{k}": v for k, v in {"text": "Voted?", **sld}.items()},
-    ).content.decode()
+    redrawn = redraw(logged_in, draft, "Voted?", sld)
     assert "field-p" in redrawn and "field-direct_share" not in redrawn
 
 
